@@ -1,0 +1,27 @@
+// Rewriting traversal of the IR. The default visit of each node mutates its children and
+// rebuilds the node only when a child changed, so untouched subtrees stay shared.
+#pragma once
+
+#include <vector>
+
+#include "compiler_core/ir/ir.h"
+
+namespace stipple {
+
+class IRMutator {
+ public:
+  virtual ~IRMutator() = default;
+  virtual Expr mutate(const Expr& e);
+  virtual Stmt mutate(const Stmt& s);
+  /// Mutates each element; `changed` is set when any element changed.
+  std::vector<Expr> mutate_exprs(const std::vector<Expr>& exprs, bool* changed);
+
+#define IR_MUTATE_DECL(N) virtual Expr visit(const N* op);
+  IR_EXPR_NODES(IR_MUTATE_DECL)
+#undef IR_MUTATE_DECL
+#define IR_MUTATE_DECL(N) virtual Stmt visit(const N* op);
+  IR_STMT_NODES(IR_MUTATE_DECL)
+#undef IR_MUTATE_DECL
+};
+
+}  // namespace stipple

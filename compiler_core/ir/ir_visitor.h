@@ -1,0 +1,18 @@
+// Read-only traversal of the IR. The default visit of each node visits its children in
+// order; override the nodes you care about and call the base to keep descending.
+#pragma once
+
+#include "compiler_core/ir/ir.h"
+
+namespace stipple {
+
+class IRVisitor {
+ public:
+  virtual ~IRVisitor() = default;
+#define IR_VISIT_DECL(N) virtual void visit(const N* op);
+  IR_EXPR_NODES(IR_VISIT_DECL)
+  IR_STMT_NODES(IR_VISIT_DECL)
+#undef IR_VISIT_DECL
+};
+
+}  // namespace stipple

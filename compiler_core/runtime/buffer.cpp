@@ -1,0 +1,64 @@
+#include "compiler_core/runtime/buffer.h"
+
+#include "compiler_core/ir/error.h"
+
+namespace stipple {
+
+Buffer::Buffer(ScalarType type, std::vector<int64_t> extents)
+    : Buffer(type, std::vector<int64_t>(extents.size(), 0), std::move(extents)) {}
+
+Buffer::Buffer(ScalarType type, std::vector<int64_t> mins, std::vector<int64_t> extents) : type_(type) {
+  STIPPLE_INTERNAL_CHECK(mins.size() == extents.size(), "buffer mins and extents differ in length");
+  int64_t stride = 1;
+  for (size_t d = 0; d < extents.size(); ++d) {
+    STIPPLE_INTERNAL_CHECK(extents[d] >= 0, "negative buffer extent");
+    dims_.push_back({mins[d], extents[d], stride});
+    stride *= extents[d];
+  }
+  element_count_ = stride;
+  size_t bytes = static_cast<size_t>(element_count_) * bytes_of(type_);
+  data_ = std::shared_ptr<std::byte[]>(new std::byte[bytes > 0 ? bytes : 1]());
+}
+
+bool Buffer::contains(std::span<const int64_t> coords) const {
+  if (coords.size() != dims_.size()) return false;
+  for (size_t d = 0; d < coords.size(); ++d) {
+    if (coords[d] < dims_[d].min || coords[d] >= dims_[d].min + dims_[d].extent) return false;
+  }
+  return true;
+}
+
+double Buffer::get_flat(int64_t i) const {
+  const std::byte* p = data_.get();
+  switch (type_) {
+    case ScalarType::Bool: return static_cast<double>(reinterpret_cast<const uint8_t*>(p)[i] != 0);
+    case ScalarType::UInt8: return reinterpret_cast<const uint8_t*>(p)[i];
+    case ScalarType::UInt16: return reinterpret_cast<const uint16_t*>(p)[i];
+    case ScalarType::Int32: return reinterpret_cast<const int32_t*>(p)[i];
+    case ScalarType::Float32: return reinterpret_cast<const float*>(p)[i];
+    case ScalarType::Float64: return reinterpret_cast<const double*>(p)[i];
+  }
+  return 0;
+}
+
+void Buffer::set_flat(int64_t i, double v) {
+  std::byte* p = data_.get();
+  switch (type_) {
+    case ScalarType::Bool: reinterpret_cast<uint8_t*>(p)[i] = v != 0; return;
+    case ScalarType::UInt8: reinterpret_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(v); return;
+    case ScalarType::UInt16: reinterpret_cast<uint16_t*>(p)[i] = static_cast<uint16_t>(v); return;
+    case ScalarType::Int32: reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); return;
+    case ScalarType::Float32: reinterpret_cast<float*>(p)[i] = static_cast<float>(v); return;
+    case ScalarType::Float64: reinterpret_cast<double*>(p)[i] = v; return;
+  }
+}
+
+bool Buffer::same_contents(const Buffer& other) const {
+  if (type_ != other.type_ || dims_.size() != other.dims_.size()) return false;
+  for (size_t d = 0; d < dims_.size(); ++d) {
+    if (dims_[d].min != other.dims_[d].min || dims_[d].extent != other.dims_[d].extent) return false;
+  }
+  return std::memcmp(data_.get(), other.data_.get(), size_in_bytes()) == 0;
+}
+
+}  // namespace stipple

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package Stipple needs to build, test and benchmark.
+# Idempotent: packages already present are left alone, and apt is only asked when
+# something is missing. Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+  # toolchain
+  build-essential cmake ninja-build pkg-config clang-14 lld-14 libclang-rt-14-dev
+  clang-format
+  # compiler back end and solver
+  llvm-14-dev libz3-dev
+  # service
+  libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
+  # storage, logging, command line, formats
+  libsqlite3-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
+  libtomlplusplus-dev
+  # images
+  libstb-dev libpng-dev libjpeg-dev zlib1g-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev
+  # dataset builder (downloads opencv-doc's .deb and extracts it)
+  dpkg-dev ca-certificates
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages present"
+  exit 0
+fi
+
+echo "install-deps: installing ${missing[*]}"
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
