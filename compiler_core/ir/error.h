@@ -23,7 +23,7 @@ class InternalError : public std::logic_error {
 
 }  // namespace stipple
 
-#define STIPPLE_INTERNAL_CHECK(cond, msg)                                   \
+#define STIPPLE_INTERNAL_CHECK(cond, msg)                                    \
   do {                                                                       \
     if (!(cond)) ::stipple::throw_internal_error(__FILE__, __LINE__, (msg)); \
   } while (0)

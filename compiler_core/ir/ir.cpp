@@ -9,8 +9,8 @@
 namespace stipple {
 
 void throw_internal_error(const char* file, int line, const std::string& message) {
-  throw InternalError(std::string("internal error at ") + file + ":" + std::to_string(line) +
-                      ": " + message);
+  throw InternalError(std::string("internal error at ") + file + ":" + std::to_string(line) + ": " +
+                      message);
 }
 
 const char* node_type_name(IRNodeType t) {
@@ -23,26 +23,26 @@ const char* node_type_name(IRNodeType t) {
   return "?";
 }
 
-#define IR_ACCEPT_EXPR(N)                                                              \
-  template <>                                                                          \
-  void ExprNode<N>::accept(IRVisitor* v) const {                                       \
-    v->visit(static_cast<const N*>(this));                                             \
-  }                                                                                    \
-  template <>                                                                          \
-  Expr ExprNode<N>::mutate_with(IRMutator* m) const {                                  \
-    return m->visit(static_cast<const N*>(this));                                      \
+#define IR_ACCEPT_EXPR(N)                             \
+  template <>                                         \
+  void ExprNode<N>::accept(IRVisitor* v) const {      \
+    v->visit(static_cast<const N*>(this));            \
+  }                                                   \
+  template <>                                         \
+  Expr ExprNode<N>::mutate_with(IRMutator* m) const { \
+    return m->visit(static_cast<const N*>(this));     \
   }
 IR_EXPR_NODES(IR_ACCEPT_EXPR)
 #undef IR_ACCEPT_EXPR
 
-#define IR_ACCEPT_STMT(N)                                                              \
-  template <>                                                                          \
-  void StmtNode<N>::accept(IRVisitor* v) const {                                       \
-    v->visit(static_cast<const N*>(this));                                             \
-  }                                                                                    \
-  template <>                                                                          \
-  Stmt StmtNode<N>::mutate_with(IRMutator* m) const {                                  \
-    return m->visit(static_cast<const N*>(this));                                      \
+#define IR_ACCEPT_STMT(N)                             \
+  template <>                                         \
+  void StmtNode<N>::accept(IRVisitor* v) const {      \
+    v->visit(static_cast<const N*>(this));            \
+  }                                                   \
+  template <>                                         \
+  Stmt StmtNode<N>::mutate_with(IRMutator* m) const { \
+    return m->visit(static_cast<const N*>(this));     \
   }
 IR_STMT_NODES(IR_ACCEPT_STMT)
 #undef IR_ACCEPT_STMT
@@ -57,12 +57,11 @@ template <typename T>
 Expr make_arith(Expr a, Expr b) {
   check_defined(a, node_type_name(T::kNodeType));
   check_defined(b, node_type_name(T::kNodeType));
-  STIPPLE_INTERNAL_CHECK(a.type() == b.type(),
-                         std::string(node_type_name(T::kNodeType)) + " of mismatched types " +
-                             to_string(a.type()) + " and " + to_string(b.type()));
+  STIPPLE_INTERNAL_CHECK(a.type() == b.type(), std::string(node_type_name(T::kNodeType)) +
+                                                   " of mismatched types " + to_string(a.type()) +
+                                                   " and " + to_string(b.type()));
   STIPPLE_INTERNAL_CHECK(a.type().is_numeric(), std::string(node_type_name(T::kNodeType)) +
-                                                    " of non-numeric type " +
-                                                    to_string(a.type()));
+                                                    " of non-numeric type " + to_string(a.type()));
   T* n = new T(a.type());
   n->a = std::move(a);
   n->b = std::move(b);
@@ -73,9 +72,9 @@ template <typename T>
 Expr make_compare(Expr a, Expr b) {
   check_defined(a, node_type_name(T::kNodeType));
   check_defined(b, node_type_name(T::kNodeType));
-  STIPPLE_INTERNAL_CHECK(a.type() == b.type(),
-                         std::string(node_type_name(T::kNodeType)) + " of mismatched types " +
-                             to_string(a.type()) + " and " + to_string(b.type()));
+  STIPPLE_INTERNAL_CHECK(a.type() == b.type(), std::string(node_type_name(T::kNodeType)) +
+                                                   " of mismatched types " + to_string(a.type()) +
+                                                   " and " + to_string(b.type()));
   T* n = new T(Bool().with_lanes(a.type().lanes));
   n->a = std::move(a);
   n->b = std::move(b);
@@ -205,9 +204,9 @@ Expr Call::make(Type t, const std::string& name, std::vector<Expr> args, CallTyp
   STIPPLE_INTERNAL_CHECK(!name.empty(), "Call without a name");
   for (const Expr& a : args) {
     check_defined(a, "Call");
-    STIPPLE_INTERNAL_CHECK(a.type().element_of() == Int32(), "call to " + name +
-                                                                 " with a non-i32 index of type " +
-                                                                 to_string(a.type()));
+    STIPPLE_INTERNAL_CHECK(
+        a.type().element_of() == Int32(),
+        "call to " + name + " with a non-i32 index of type " + to_string(a.type()));
   }
   Call* n = new Call(t);
   n->name = name;
@@ -219,14 +218,15 @@ Expr Call::make(Type t, const std::string& name, std::vector<Expr> args, CallTyp
 Expr Call::make_intrinsic(Intrinsic op, std::vector<Expr> args) {
   STIPPLE_INTERNAL_CHECK(op != Intrinsic::None, "intrinsic None");
   size_t arity = op == Intrinsic::Pow ? 2 : 1;
-  STIPPLE_INTERNAL_CHECK(args.size() == arity, std::string("wrong arity for ") + intrinsic_name(op));
+  STIPPLE_INTERNAL_CHECK(args.size() == arity,
+                         std::string("wrong arity for ") + intrinsic_name(op));
   for (const Expr& a : args) check_defined(a, intrinsic_name(op));
   Type t = args[0].type();
   if (op == Intrinsic::Abs) {
     STIPPLE_INTERNAL_CHECK(t.is_numeric(), "abs of non-numeric");
   } else {
-    STIPPLE_INTERNAL_CHECK(t.is_float(), std::string(intrinsic_name(op)) + " of non-float " +
-                                             to_string(t));
+    STIPPLE_INTERNAL_CHECK(t.is_float(),
+                           std::string(intrinsic_name(op)) + " of non-float " + to_string(t));
   }
   if (op == Intrinsic::Pow) {
     STIPPLE_INTERNAL_CHECK(args[1].type() == t, "pow of mismatched types");
@@ -301,7 +301,8 @@ const char* for_type_name(ForType t) {
 Stmt For::make(const std::string& name, Expr min, Expr extent, ForType for_type, Stmt body) {
   check_defined(min, "For");
   check_defined(extent, "For");
-  STIPPLE_INTERNAL_CHECK(min.type() == Int32() && extent.type() == Int32(), "For bounds must be i32");
+  STIPPLE_INTERNAL_CHECK(min.type() == Int32() && extent.type() == Int32(),
+                         "For bounds must be i32");
   STIPPLE_INTERNAL_CHECK(body.defined(), "For without a body");
   For* n = new For;
   n->name = name;

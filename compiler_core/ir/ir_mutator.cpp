@@ -27,12 +27,12 @@ Expr IRMutator::visit(const Cast* op) {
   return Cast::make(op->type, std::move(value));
 }
 
-#define IR_MUTATE_BINARY(N)                                  \
-  Expr IRMutator::visit(const N* op) {                       \
-    Expr a = mutate(op->a);                                  \
-    Expr b = mutate(op->b);                                  \
-    if (a.same_as(op->a) && b.same_as(op->b)) return op;     \
-    return N::make(std::move(a), std::move(b));              \
+#define IR_MUTATE_BINARY(N)                              \
+  Expr IRMutator::visit(const N* op) {                   \
+    Expr a = mutate(op->a);                              \
+    Expr b = mutate(op->b);                              \
+    if (a.same_as(op->a) && b.same_as(op->b)) return op; \
+    return N::make(std::move(a), std::move(b));          \
   }
 IR_MUTATE_BINARY(Add)
 IR_MUTATE_BINARY(Sub)
@@ -71,7 +71,8 @@ Expr IRMutator::visit(const Call* op) {
   bool changed = false;
   std::vector<Expr> args = mutate_exprs(op->args, &changed);
   if (!changed) return op;
-  if (op->call_type == CallType::Intrinsic) return Call::make_intrinsic(op->intrinsic, std::move(args));
+  if (op->call_type == CallType::Intrinsic)
+    return Call::make_intrinsic(op->intrinsic, std::move(args));
   return Call::make(op->type, op->name, std::move(args), op->call_type);
 }
 

@@ -9,10 +9,10 @@ void IRVisitor::visit(const Variable*) {}
 void IRVisitor::visit(const Param*) {}
 void IRVisitor::visit(const InputExtent*) {}
 
-#define IR_VISIT_BINARY(N)                  \
-  void IRVisitor::visit(const N* op) {      \
-    op->a.accept(this);                     \
-    op->b.accept(this);                     \
+#define IR_VISIT_BINARY(N)             \
+  void IRVisitor::visit(const N* op) { \
+    op->a.accept(this);                \
+    op->b.accept(this);                \
   }
 IR_VISIT_BINARY(Add)
 IR_VISIT_BINARY(Sub)

@@ -13,7 +13,11 @@ const T* find_by_name(const std::vector<T>& items, const std::string& name) {
 }  // namespace
 
 const Func* Pipeline::find_func(const std::string& n) const { return find_by_name(funcs, n); }
-const InputDecl* Pipeline::find_input(const std::string& n) const { return find_by_name(inputs, n); }
-const ParamDecl* Pipeline::find_param(const std::string& n) const { return find_by_name(params, n); }
+const InputDecl* Pipeline::find_input(const std::string& n) const {
+  return find_by_name(inputs, n);
+}
+const ParamDecl* Pipeline::find_param(const std::string& n) const {
+  return find_by_name(params, n);
+}
 
 }  // namespace stipple

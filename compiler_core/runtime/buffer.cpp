@@ -7,7 +7,8 @@ namespace stipple {
 Buffer::Buffer(ScalarType type, std::vector<int64_t> extents)
     : Buffer(type, std::vector<int64_t>(extents.size(), 0), std::move(extents)) {}
 
-Buffer::Buffer(ScalarType type, std::vector<int64_t> mins, std::vector<int64_t> extents) : type_(type) {
+Buffer::Buffer(ScalarType type, std::vector<int64_t> mins, std::vector<int64_t> extents)
+    : type_(type) {
   STIPPLE_INTERNAL_CHECK(mins.size() == extents.size(), "buffer mins and extents differ in length");
   int64_t stride = 1;
   for (size_t d = 0; d < extents.size(); ++d) {
@@ -56,7 +57,8 @@ void Buffer::set_flat(int64_t i, double v) {
 bool Buffer::same_contents(const Buffer& other) const {
   if (type_ != other.type_ || dims_.size() != other.dims_.size()) return false;
   for (size_t d = 0; d < dims_.size(); ++d) {
-    if (dims_[d].min != other.dims_[d].min || dims_[d].extent != other.dims_[d].extent) return false;
+    if (dims_[d].min != other.dims_[d].min || dims_[d].extent != other.dims_[d].extent)
+      return false;
   }
   return std::memcmp(data_.get(), other.data_.get(), size_in_bytes()) == 0;
 }

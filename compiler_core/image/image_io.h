@@ -1,0 +1,31 @@
+// Reading photographs, writing PNGs, and moving between photos and pipeline buffers.
+//
+// A photo is a Buffer of u8 or u16 with dimensions (x, y, c), c = 1 (gray), 2 (gray +
+// alpha), 3 (RGB) or 4 (RGBA), exactly as stored in the file.
+#pragma once
+
+#include <string>
+
+#include "compiler_core/ir/pipeline.h"
+#include "compiler_core/runtime/buffer.h"
+
+namespace stipple {
+
+/// Reads a PNG (8 or 16 bit) or JPEG file. Throws UserError naming the file on failure.
+Buffer read_image(const std::string& path);
+
+/// Writes a u8 or u16 buffer of dimensions (x, y) or (x, y, c) with c in 1..4 as a PNG of
+/// that bit depth. Throws UserError on failure.
+void write_png(const std::string& path, const Buffer& image);
+
+/// Converts a photo into a buffer for `input`: into f32/f64 inputs 8- and 16-bit values
+/// are scaled to [0, 1]; into u8/u16 inputs integers are kept (16-bit into u8 is an
+/// error). A 2-D input takes only gray photos; a 3-D input takes any, with the photo's
+/// channels. `source` names the photo in messages. Throws UserError.
+Buffer photo_to_input(const Buffer& photo, const InputDecl& input, const std::string& source);
+
+/// Converts an output buffer of (x, y) or (x, y, c) to a photo for write_png: f32/f64 to
+/// 16 bit after clamping to [0, 1]; u8 and u16 as they are; i32 clamped to u16.
+Buffer output_to_photo(const Buffer& output);
+
+}  // namespace stipple

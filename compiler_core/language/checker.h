@@ -1,0 +1,13 @@
+// The checker: resolves names, infers and checks types, orders funcs by their calls
+// (rejecting cycles), desugars `+=` and `clamp`, and produces the typed IR Pipeline.
+// Every error is a CompileError at the offending token.
+#pragma once
+
+#include "compiler_core/ir/pipeline.h"
+#include "compiler_core/language/ast.h"
+
+namespace stipple {
+
+Pipeline check_program(const SourceText& source, const AstProgram& program);
+
+}  // namespace stipple
