@@ -4,8 +4,10 @@
 
 namespace stipple {
 
+// `extents` is copied, not moved: the order in which the two arguments are evaluated is
+// unspecified, and a move could empty it before its size is read.
 Buffer::Buffer(ScalarType type, std::vector<int64_t> extents)
-    : Buffer(type, std::vector<int64_t>(extents.size(), 0), std::move(extents)) {}
+    : Buffer(type, std::vector<int64_t>(extents.size(), 0), extents) {}
 
 Buffer::Buffer(ScalarType type, std::vector<int64_t> mins, std::vector<int64_t> extents)
     : type_(type) {

@@ -1,0 +1,294 @@
+// Reading PNG and JPEG photos (stb_image), writing PNGs (libpng, which unlike
+// stb_image_write can write 16 bits), and converting photos to and from pipeline buffers.
+//
+// stb_image and libpng store pixels interleaved (RGBRGB...), while a Buffer keeps each
+// channel in its own plane (dimension 0 innermost, c outermost), so both directions
+// transpose.
+#include "compiler_core/image/image_io.h"
+
+#include <fmt/format.h>
+#include <png.h>
+#include <stb/stb_image.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <climits>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <vector>
+
+#include "compiler_core/ir/error.h"
+
+namespace stipple {
+
+namespace {
+
+[[noreturn]] void fail_read(const std::string& path, const std::string& why) {
+  throw UserError(fmt::format("cannot read image '{}': {}", path, why));
+}
+
+[[noreturn]] void fail_write(const std::string& path, const std::string& why) {
+  throw UserError(fmt::format("cannot write image '{}': {}", path, why));
+}
+
+std::vector<unsigned char> read_file(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail_read(path, "it is a directory");
+  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!file) fail_read(path, std::strerror(errno));
+  std::vector<unsigned char> bytes;
+  unsigned char chunk[1 << 16];
+  size_t n;
+  while ((n = std::fread(chunk, 1, sizeof chunk, file.get())) > 0) {
+    bytes.insert(bytes.end(), chunk, chunk + n);
+  }
+  if (std::ferror(file.get())) fail_read(path, std::strerror(errno));
+  return bytes;
+}
+
+bool starts_with(const std::vector<unsigned char>& bytes,
+                 std::initializer_list<unsigned char> magic) {
+  return bytes.size() >= magic.size() && std::equal(magic.begin(), magic.end(), bytes.begin());
+}
+
+// stb_image also decodes BMP, GIF, TGA, HDR and more; we promise PNG and JPEG only, and
+// HDR in particular would be silently tone-mapped to 8 bits.
+bool is_png(const std::vector<unsigned char>& b) {
+  return starts_with(b, {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'});
+}
+bool is_jpeg(const std::vector<unsigned char>& b) { return starts_with(b, {0xff, 0xd8, 0xff}); }
+
+std::string stb_reason() {
+  const char* reason = stbi_failure_reason();
+  return fmt::format("corrupt or unsupported image (stb_image: {})", reason ? reason : "unknown");
+}
+
+// Interleaved samples (as decoded) into a planar (x, y, c) buffer.
+template <typename T>
+Buffer deinterleave(const T* samples, int width, int height, int channels, ScalarType type) {
+  Buffer photo(type, {width, height, channels});
+  T* out = photo.data_as<T>();
+  int64_t plane = int64_t{width} * height;
+  for (int64_t i = 0; i < plane; ++i) {
+    for (int c = 0; c < channels; ++c) out[c * plane + i] = samples[i * channels + c];
+  }
+  return photo;
+}
+
+// libpng reports errors by calling this and expects it not to return; we longjmp back
+// into write_png_rows, which holds nothing with a destructor across the jump.
+struct PngErrorState {
+  std::jmp_buf jump;
+  char message[256];
+};
+
+extern "C" void on_png_error(png_structp png, png_const_charp message) {
+  auto* state = static_cast<PngErrorState*>(png_get_error_ptr(png));
+  std::snprintf(state->message, sizeof state->message, "%s", message);
+  std::longjmp(state->jump, 1);
+}
+
+extern "C" void on_png_warning(png_structp, png_const_charp) {}
+
+int png_color_type(int channels) {
+  switch (channels) {
+    case 1: return PNG_COLOR_TYPE_GRAY;
+    case 2: return PNG_COLOR_TYPE_GRAY_ALPHA;
+    case 3: return PNG_COLOR_TYPE_RGB;
+    default: return PNG_COLOR_TYPE_RGBA;
+  }
+}
+
+// Returns false with state->message set on failure.
+bool write_png_rows(FILE* file, png_uint_32 width, png_uint_32 height, int channels, int bit_depth,
+                    png_bytepp rows, PngErrorState* state) {
+  png_structp png =
+      png_create_write_struct(PNG_LIBPNG_VER_STRING, state, on_png_error, on_png_warning);
+  if (!png) {
+    std::snprintf(state->message, sizeof state->message, "out of memory");
+    return false;
+  }
+  png_infop info = png_create_info_struct(png);
+  if (!info) {
+    png_destroy_write_struct(&png, nullptr);
+    std::snprintf(state->message, sizeof state->message, "out of memory");
+    return false;
+  }
+  if (setjmp(state->jump)) {
+    png_destroy_write_struct(&png, &info);
+    return false;
+  }
+  png_init_io(png, file);
+  png_set_IHDR(png, info, width, height, bit_depth, png_color_type(channels), PNG_INTERLACE_NONE,
+               PNG_COMPRESSION_TYPE_DEFAULT, PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(png, info);
+  png_write_image(png, rows);
+  png_write_end(png, nullptr);
+  png_destroy_write_struct(&png, &info);
+  return true;
+}
+
+std::string shape_of(const Buffer& b) {
+  std::string s = to_string(Type(b.type())) + " ";
+  for (int d = 0; d < b.dimensions(); ++d) s += (d > 0 ? "x" : "") + std::to_string(b.extent(d));
+  return s;
+}
+
+bool is_photo_shape(const Buffer& b) {
+  return (b.dimensions() == 2 || b.dimensions() == 3) && b.extent_or_one(2) >= 1 &&
+         b.extent_or_one(2) <= 4;
+}
+
+}  // namespace
+
+Buffer read_image(const std::string& path) {
+  std::vector<unsigned char> bytes = read_file(path);
+  if (!is_png(bytes) && !is_jpeg(bytes)) fail_read(path, "not a PNG or JPEG file");
+  if (bytes.size() > static_cast<size_t>(INT_MAX)) fail_read(path, "the file is over 2 GiB");
+  const stbi_uc* data = bytes.data();
+  int length = static_cast<int>(bytes.size());
+  int width = 0, height = 0, channels = 0;
+  if (!stbi_info_from_memory(data, length, &width, &height, &channels)) {
+    fail_read(path, stb_reason());
+  }
+  if (stbi_is_16_bit_from_memory(data, length)) {
+    std::unique_ptr<stbi_us, void (*)(void*)> samples(
+        stbi_load_16_from_memory(data, length, &width, &height, &channels, 0), &stbi_image_free);
+    if (!samples) fail_read(path, stb_reason());
+    return deinterleave(samples.get(), width, height, channels, ScalarType::UInt16);
+  }
+  std::unique_ptr<stbi_uc, void (*)(void*)> samples(
+      stbi_load_from_memory(data, length, &width, &height, &channels, 0), &stbi_image_free);
+  if (!samples) fail_read(path, stb_reason());
+  return deinterleave(samples.get(), width, height, channels, ScalarType::UInt8);
+}
+
+void write_png(const std::string& path, const Buffer& image) {
+  if (!image.defined()) fail_write(path, "the image is empty");
+  if (image.type() != ScalarType::UInt8 && image.type() != ScalarType::UInt16) {
+    fail_write(path,
+               fmt::format("a PNG holds u8 or u16 samples, not {}", to_string(Type(image.type()))));
+  }
+  if (!is_photo_shape(image)) {
+    fail_write(path, fmt::format("a PNG needs (x, y) or (x, y, c) with 1 to 4 channels, not {}",
+                                 shape_of(image)));
+  }
+  int64_t width = image.extent(0), height = image.extent(1);
+  int channels = static_cast<int>(image.extent_or_one(2));
+  // PNG allows up to 2^31 - 1; libpng's default user limit is 1,000,000 per side.
+  if (width < 1 || height < 1 || width > 1000000 || height > 1000000) {
+    fail_write(path, fmt::format("a PNG must be 1 to 1000000 pixels on each side, not {}x{}", width,
+                                 height));
+  }
+  bool sixteen = image.type() == ScalarType::UInt16;
+  int sample_bytes = sixteen ? 2 : 1;
+  int64_t row_bytes = width * channels * sample_bytes;
+  int64_t plane = image.dimensions() == 3 ? image.dim(2).stride : 0;
+  std::vector<png_byte> pixels(static_cast<size_t>(row_bytes * height));
+  std::vector<png_bytep> rows(static_cast<size_t>(height));
+  for (int64_t y = 0; y < height; ++y) {
+    png_bytep row = pixels.data() + y * row_bytes;
+    rows[y] = row;
+    for (int64_t x = 0; x < width; ++x) {
+      for (int c = 0; c < channels; ++c) {
+        int64_t at = x * image.dim(0).stride + y * image.dim(1).stride + c * plane;
+        png_bytep out = row + (x * channels + c) * sample_bytes;
+        if (sixteen) {
+          uint16_t v = image.data_as<uint16_t>()[at];
+          out[0] = static_cast<png_byte>(v >> 8);  // PNG is big-endian
+          out[1] = static_cast<png_byte>(v & 0xff);
+        } else {
+          out[0] = image.data_as<uint8_t>()[at];
+        }
+      }
+    }
+  }
+  FILE* file = std::fopen(path.c_str(), "wb");
+  if (!file) fail_write(path, std::strerror(errno));
+  PngErrorState state{};
+  bool ok = write_png_rows(file, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height),
+                           channels, sixteen ? 16 : 8, rows.data(), &state);
+  std::string why = ok ? "" : state.message;
+  // fclose flushes, so a full disk shows up here rather than in libpng.
+  if (std::fclose(file) != 0 && ok) {
+    ok = false;
+    why = std::strerror(errno);
+  }
+  if (!ok) {
+    std::error_code ignored;
+    std::filesystem::remove(path, ignored);  // leave no truncated PNG behind
+    fail_write(path, why);
+  }
+}
+
+Buffer photo_to_input(const Buffer& photo, const InputDecl& input, const std::string& source) {
+  if (!photo.defined() || !is_photo_shape(photo) ||
+      (photo.type() != ScalarType::UInt8 && photo.type() != ScalarType::UInt16)) {
+    throw UserError(fmt::format("'{}' is not an 8- or 16-bit photo", source));
+  }
+  int64_t channels = photo.extent_or_one(2);
+  size_t dims = input.dim_names.size();
+  if (dims == 2 && channels != 1) {
+    throw UserError(fmt::format(
+        "input '{}' is 2-D but '{}' has {} channels; declare the input as [x, y, c] or pass a "
+        "gray image",
+        input.name, source, channels));
+  }
+  if (dims != 2 && dims != 3) {
+    throw UserError(fmt::format(
+        "input '{}' is {}-D but a photo such as '{}' can only go into a 2-D or 3-D input",
+        input.name, dims, source));
+  }
+  bool sixteen = photo.type() == ScalarType::UInt16;
+  ScalarType target = input.type.code;
+  if (target == ScalarType::UInt8 && sixteen) {
+    throw UserError(fmt::format(
+        "'{}' is 16-bit: a 16-bit image cannot go into u8 input '{}'; declare it u16 or f32",
+        source, input.name));
+  }
+  if (target == ScalarType::Bool) {
+    throw UserError(fmt::format("input '{}' is bool and cannot take a photo", input.name));
+  }
+  std::vector<int64_t> extents = {photo.extent(0), photo.extent(1)};
+  if (dims == 3) extents.push_back(channels);
+  Buffer result(target, extents);
+  // Both layouts are dense with c outermost, so a flat copy keeps every pixel in place.
+  bool scale = input.type.is_float();
+  double peak = sixteen ? 65535.0 : 255.0;
+  for (int64_t i = 0; i < photo.element_count(); ++i) {
+    double v = photo.get_flat(i);
+    // Divide rather than multiply by a reciprocal so that 255 / 255 is exactly 1.
+    result.set_flat(i, scale ? v / peak : v);
+  }
+  return result;
+}
+
+Buffer output_to_photo(const Buffer& output) {
+  if (!output.defined() || !is_photo_shape(output) || output.type() == ScalarType::Bool) {
+    throw UserError(fmt::format(
+        "cannot turn an output of {} into an image: it needs (x, y) or (x, y, c) with 1 to 4 "
+        "channels",
+        output.defined() ? shape_of(output) : "nothing"));
+  }
+  ScalarType type = output.type() == ScalarType::UInt8 ? ScalarType::UInt8 : ScalarType::UInt16;
+  Buffer photo(type, {output.extent(0), output.extent(1), output.extent_or_one(2)});
+  bool is_float = Type(output.type()).is_float();
+  for (int64_t i = 0; i < output.element_count(); ++i) {
+    double v = output.get_flat(i);
+    if (is_float) {
+      // NaN becomes black rather than undefined behaviour in the conversion; the error
+      // metrics are what flag it. std::round rounds halves away from zero (up, here).
+      v = std::isnan(v) ? 0.0 : std::round(std::clamp(v, 0.0, 1.0) * 65535.0);
+    } else if (type == ScalarType::UInt16) {
+      v = std::clamp(v, 0.0, 65535.0);
+    }
+    photo.set_flat(i, v);
+  }
+  return photo;
+}
+
+}  // namespace stipple
