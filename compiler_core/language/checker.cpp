@@ -795,7 +795,7 @@ class Checker {
                          IntImm::make(Int32(), 1));
       return rv;
     }
-    Context bounds;
+    Context bounds = ctx;  // outer variables stay visible only to be rejected by name
     bounds.bounds_only = true;
     rv.min = coerce(check_expr(*r.lo, bounds), Int32(), r.lo->loc, "the range's low bound");
     rv.max = coerce(check_expr(*r.hi, bounds), Int32(), r.hi->loc, "the range's high bound");

@@ -1,0 +1,20 @@
+// The subcommands of `stipple`. Each registers its options on the CLI11 app and returns
+// the function that runs it; a run returns the process exit code:
+//   0 ok, 1 failure (our fault or the system's), 2 bad input (program, image, option).
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace stipple::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+using CommandRunner = std::function<int()>;
+
+CommandRunner add_check_command(CLI::App& app);
+CommandRunner add_run_command(CLI::App& app);
+
+}  // namespace stipple::cli

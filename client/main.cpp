@@ -1,0 +1,54 @@
+// `stipple`: the command line of the Stipple autotuner. Parses options with CLI11, runs one
+// subcommand, and maps failures to exit codes: 2 for bad input (a bad program, image or
+// option, with a message saying what and where), 1 for anything else.
+#include <spdlog/sinks/stdout_color_sinks.h>
+#include <spdlog/spdlog.h>
+
+#include <CLI/CLI.hpp>
+#include <iostream>
+#include <map>
+
+#include "client/commands.h"
+#include "compiler_core/ir/error.h"
+
+int main(int argc, char** argv) {
+  using namespace stipple::cli;
+  CLI::App app{"stipple: autotuning of image pipelines written in the .stp language"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("stipple 0.1"));
+  std::string log_level = "info";
+  app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
+      ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))
+      ->capture_default_str();
+
+  std::map<CLI::App*, CommandRunner> commands;
+  auto add = [&](CommandRunner runner) { commands[app.get_subcommands({}).back()] = std::move(runner); };
+  add(add_check_command(app));
+  add(add_run_command(app));
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int code = app.exit(e);
+    return code == 0 ? kExitOk : kExitBadInput;
+  }
+
+  auto logger = spdlog::stderr_color_mt("stipple");
+  spdlog::set_default_logger(logger);
+  spdlog::set_pattern("%^%l%$: %v");
+  spdlog::set_level(spdlog::level::from_str(log_level));
+
+  for (auto& [sub, runner] : commands) {
+    if (!sub->parsed()) continue;
+    try {
+      return runner();
+    } catch (const stipple::UserError& e) {
+      std::cerr << e.what() << "\n";
+      return kExitBadInput;
+    } catch (const std::exception& e) {
+      std::cerr << "stipple: " << e.what() << "\n";
+      return kExitFailure;
+    }
+  }
+  return kExitFailure;
+}

@@ -1,0 +1,189 @@
+// Golden tests of the checker: small programs and the exact typed IR they become
+// (literal typing, desugaring of clamp and +=, pure and reduction variables of updates,
+// default output extents and metrics).
+#include <gtest/gtest.h>
+
+#include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/language/frontend.h"
+
+namespace stipple {
+namespace {
+
+Pipeline compile(const std::string& body, const std::string& inputs = "input in : f32[x, y, c]\n") {
+  return compile_pipeline("pipeline t\n" + inputs + body, "t.stp");
+}
+
+const Func& func(const Pipeline& p, const std::string& name) {
+  const Func* f = p.find_func(name);
+  EXPECT_NE(f, nullptr) << name;
+  return *f;
+}
+
+TEST(Checker, TwoPassBlurFromTheDesign) {
+  Pipeline p = compile(
+      "param sigma : f32 = 4.0\n"
+      "param h : i32 = 8\n"
+      "func k(i) = exp(-f32(i * i) / (2 * sigma * sigma))\n"
+      "func norm() = sum(i in -h..h : k(i))\n"
+      "func A(x, y, c) = sum(i in -h..h : k(i) * in(x - i, y, c)) / norm()\n"
+      "func out(x, y, c) = sum(i in -h..h : k(i) * A(x, y - i, c)) / norm()\n"
+      "output out\n");
+  EXPECT_EQ(p.name, "t");
+  ASSERT_EQ(p.params.size(), 2u);
+  EXPECT_EQ(p.params[0].type, Float32());
+  EXPECT_EQ(p.params[0].default_value, 4.0);
+  EXPECT_EQ(p.params[1].type, Int32());
+  EXPECT_EQ(p.params[1].default_value, 8.0);
+  // The literal 2 becomes an f32 because sigma is one; -f32(...) is 0 - f32(...).
+  EXPECT_EQ(to_string(func(p, "k").value), "exp((0.0 - f32(i * i)) / (2.0 * sigma * sigma))");
+  EXPECT_EQ(to_string(func(p, "norm").value), "sum(i in 0 - h..h : k(i))");
+  EXPECT_EQ(to_string(func(p, "A").value), "sum(i in 0 - h..h : k(i) * in(x - i, y, c)) / norm()");
+  for (const Func& f : p.funcs) EXPECT_EQ(f.type, Float32()) << f.name;
+  EXPECT_EQ(p.output.func, "out");
+  EXPECT_EQ(p.output.metric, ErrorMetric::Lab);
+  ASSERT_EQ(p.output.extents.size(), 3u);
+  EXPECT_EQ(to_string(p.output.extents[2]), "in.channels");
+}
+
+TEST(Checker, LiteralsTakeTheOtherOperandsType) {
+  Pipeline p = compile("func f(x, y) = in(x, y) * 2 + 255\noutput f\n", "input in : u8[x, y]\n");
+  const Func& f = func(p, "f");
+  EXPECT_EQ(f.type, UInt8());
+  const Add* add = f.value.as<Add>();
+  ASSERT_NE(add, nullptr);
+  const IntImm* c = add->b.as<IntImm>();
+  ASSERT_NE(c, nullptr);
+  EXPECT_EQ(c->type, UInt8());
+  EXPECT_EQ(c->value, 255);
+  EXPECT_EQ(f.value.as<Add>()->a.as<Mul>()->b.as<IntImm>()->type, UInt8());
+}
+
+TEST(Checker, LiteralArithmeticIsFoldedBeforeTyping) {
+  Pipeline p = compile("param s : f32 = 1.5\nfunc f(x, y, c) = (2 * 3 + 1) * s - (7 / 2) * s + (-7 % 3) * s\noutput f\n");
+  // 7, floor(7 / 2) = 3 and the Euclidean -7 % 3 = 2, each typed f32 by s.
+  EXPECT_EQ(to_string(func(p, "f").value), "7.0 * s - 3.0 * s + 2.0 * s");
+}
+
+TEST(Checker, NegativeLiteralsAndNegatedNames) {
+  Pipeline p = compile("param h : i32 = 3\nfunc f(x, y, c) = in(x - -2, y, c) + f32(-h)\noutput f\n");
+  EXPECT_EQ(to_string(func(p, "f").value), "in(x - -2, y, c) + f32(0 - h)");
+}
+
+TEST(Checker, ClampIsMinOfMax) {
+  Pipeline p = compile("func f(x, y, c) = clamp(in(x, y, c), 0.0, 1.0)\noutput f\n");
+  const Min* mn = func(p, "f").value.as<Min>();
+  ASSERT_NE(mn, nullptr);
+  ASSERT_NE(mn->a.as<Max>(), nullptr);
+  EXPECT_EQ(to_string(func(p, "f").value), "min(max(in(x, y, c), 0.0), 1.0)");
+}
+
+TEST(Checker, SmallUnsignedIndicesWidenToI32) {
+  Pipeline p = compile("func lut(i) = f32(i) / 255.0\nfunc f(x, y) = lut(in(x, y))\noutput f\n", "input in : u8[x, y]\n");
+  const Call* call = func(p, "f").value.as<Call>();
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->call_type, CallType::Func);
+  const Cast* idx = call->args[0].as<Cast>();
+  ASSERT_NE(idx, nullptr);
+  EXPECT_EQ(idx->type, Int32());
+  EXPECT_EQ(idx->value.as<Call>()->call_type, CallType::Input);
+}
+
+TEST(Checker, FuncsMayBeUsedBeforeTheyAreDefined) {
+  Pipeline p = compile("func out(x, y, c) = g(x, y, c) * 2.0\nfunc g(x, y, c) = in(x, y, c)\noutput out\n");
+  ASSERT_EQ(p.funcs.size(), 2u);
+  EXPECT_EQ(p.funcs[0].name, "out");  // definition order is kept
+  EXPECT_EQ(func(p, "g").type, Float32());
+}
+
+TEST(Checker, ScanUpdateHasAReductionAndAPureVariable) {
+  Pipeline p = compile(
+      "func f(x, y) = in(x, y, 0)\n"
+      "f(x, y) = f(x, y) + 0.5 * f(x - 1, y) for x in 1..in.width-1\n"
+      "output f\n");
+  const Func& f = func(p, "f");
+  ASSERT_EQ(f.updates.size(), 1u);
+  const UpdateDef& u = f.updates[0];
+  ASSERT_EQ(u.args.size(), 2u);
+  EXPECT_EQ(u.args[0].as<Variable>()->kind, VarKind::Reduction);
+  EXPECT_EQ(u.args[1].as<Variable>()->kind, VarKind::Pure);
+  ASSERT_EQ(u.domain.size(), 1u);
+  EXPECT_EQ(u.domain[0].name, "x");
+  EXPECT_EQ(to_string(u.domain[0].min), "1");
+  EXPECT_EQ(to_string(u.domain[0].max), "in.width - 1");
+  EXPECT_EQ(to_string(u.value), "f(x, y) + 0.5 * f(x - 1, y)");
+  EXPECT_EQ(p.output.metric, ErrorMetric::Rmse);  // a 2-D output
+}
+
+TEST(Checker, CompoundAssignmentsDesugar) {
+  Pipeline p = compile(
+      "func grid(x, y, z, c) = 0.0\n"
+      "grid(x/8, y/8, clamp(i32(in(x, y, 0) * 10.0), 0, 10), 0) += in(x, y, 0) for x in in, y in in\n"
+      "grid(x, y, z, c) *= 2.0\n"
+      "grid(x, y, z, 1) max= 3.0\n"
+      "func out(x, y, c) = grid(x, y, c, 0)\n"
+      "output out\n");
+  const Func& g = func(p, "grid");
+  ASSERT_EQ(g.updates.size(), 3u);
+  const UpdateDef& splat = g.updates[0];
+  ASSERT_EQ(splat.domain.size(), 2u);
+  EXPECT_EQ(to_string(splat.domain[0].max), "in.width - 1");  // x in in: the dimension named x
+  EXPECT_EQ(to_string(splat.domain[1].max), "in.height - 1");
+  EXPECT_EQ(to_string(splat.value),
+            "grid(x / 8, y / 8, min(max(i32(in(x, y, 0) * 10.0), 0), 10), 0) + in(x, y, 0)");
+  EXPECT_EQ(to_string(g.updates[1].value), "grid(x, y, z, c) * 2.0");
+  for (const Expr& a : g.updates[1].args) EXPECT_EQ(a.as<Variable>()->kind, VarKind::Pure);
+  EXPECT_EQ(to_string(g.updates[2].value), "max(grid(x, y, z, 1), 3.0)");
+}
+
+TEST(Checker, ReductionTypes) {
+  Pipeline p = compile(
+      "func m(x, y, c) = median(i in -1..1, j in -1..1 : in(x + i, y + j, c))\n"
+      "func a(x, y, c) = argmin(i in 0..4 : abs(in(x + i, y, c) - 0.5))\n"
+      "func out(x, y, c) = m(x, y, c) + f32(a(x, y, c))\n"
+      "output out\n");
+  EXPECT_EQ(func(p, "m").type, Float32());
+  EXPECT_EQ(func(p, "a").type, Int32());
+  const Reduce* r = func(p, "m").value.as<Reduce>();
+  ASSERT_NE(r, nullptr);
+  EXPECT_EQ(r->op, ReduceOp::Median);
+  EXPECT_EQ(r->domain.size(), 2u);
+}
+
+TEST(Checker, InputsBoundariesAndOutputs) {
+  Pipeline p = compile_pipeline(
+      "pipeline io   # comments anywhere\n"
+      "input a : u16[x, y] mirror\n"
+      "input b : f32[x, y, c] constant(-0.5)\n"
+      "input d : u8[x,\n  y]   # a declaration may span lines\n"
+      "func out(x, y, c) = f32(a(x, y)) + b(x, y, c) + f32(d(x, y))\n"
+      "output out size(a.width / 2, a.height, 3) metric rmse\n",
+      "io.stp");
+  ASSERT_EQ(p.inputs.size(), 3u);
+  EXPECT_EQ(p.inputs[0].boundary, BoundaryKind::Mirror);
+  EXPECT_EQ(p.inputs[0].type, UInt16());
+  EXPECT_EQ(p.inputs[1].boundary, BoundaryKind::Constant);
+  EXPECT_EQ(p.inputs[1].boundary_value, -0.5);
+  EXPECT_EQ(p.inputs[2].boundary, BoundaryKind::Clamp);
+  EXPECT_EQ(p.inputs[2].dim_names, (std::vector<std::string>{"x", "y"}));
+  EXPECT_EQ(to_string(p.output.extents[0]), "a.width / 2");
+  EXPECT_EQ(to_string(p.output.extents[2]), "3");
+  EXPECT_EQ(p.output.metric, ErrorMetric::Rmse);
+}
+
+TEST(Checker, TwoDimensionalOutputOfAColourInputTakesItsFirstTwoExtents) {
+  Pipeline p = compile("func gray(x, y) = in(x, y, 0)\noutput gray\n");
+  ASSERT_EQ(p.output.extents.size(), 2u);
+  EXPECT_EQ(to_string(p.output.extents[1]), "in.height");
+}
+
+TEST(Checker, SelectShortCircuitOperatorsAndCasts) {
+  Pipeline p = compile(
+      "func f(x, y, c) = select(x > 0 && !(y < 2) || c == 1, u8(in(x, y, c) * 255.0), u8(7))\n"
+      "output f\n");
+  EXPECT_EQ(func(p, "f").type, UInt8());
+  EXPECT_EQ(to_string(func(p, "f").value),
+            "select(x > 0 && !(y < 2) || c == 1, u8(in(x, y, c) * 255.0), u8(7))");
+}
+
+}  // namespace
+}  // namespace stipple
