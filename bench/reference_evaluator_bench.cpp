@@ -37,18 +37,21 @@ Buffer make_input(const Buffer& photo, InputKind kind, const InputDecl& decl) {
   int64_t w = photo.extent(0), h = photo.extent(1);
   bool planar = decl.dim_names.size() == 2;
   int64_t channels = kind == InputKind::Rgba ? 4 : 3;
-  Buffer b(decl.type.code, planar ? std::vector<int64_t>{w, h} : std::vector<int64_t>{w, h, channels});
+  Buffer b(decl.type.code,
+           planar ? std::vector<int64_t>{w, h} : std::vector<int64_t>{w, h, channels});
   for (int64_t y = 0; y < h; ++y) {
     for (int64_t x = 0; x < w; ++x) {
       if (planar) {
         double v = 0;
         if (kind == InputKind::Gray) {
-          v = 0.299 * pixel(photo, x, y, 0) + 0.587 * pixel(photo, x, y, 1) + 0.114 * pixel(photo, x, y, 2);
+          v = 0.299 * pixel(photo, x, y, 0) + 0.587 * pixel(photo, x, y, 1) +
+              0.114 * pixel(photo, x, y, 2);
         } else {
           bool even_x = x % 2 == 0, even_y = y % 2 == 0;
           int c = 1;  // green
           if (kind == InputKind::BayerRggb) c = even_x && even_y ? 0 : (!even_x && !even_y ? 2 : 1);
-          if (kind == InputKind::BayerGrbg10) c = !even_x && even_y ? 0 : (even_x && !even_y ? 2 : 1);
+          if (kind == InputKind::BayerGrbg10)
+            c = !even_x && even_y ? 0 : (even_x && !even_y ? 2 : 1);
           v = pixel(photo, x, y, c);
         }
         if (kind == InputKind::BayerGrbg10) v = std::round(25 + v * (1023 - 25));
@@ -72,10 +75,12 @@ Buffer make_input(const Buffer& photo, InputKind kind, const InputDecl& decl) {
 
 int main(int argc, char** argv) {
   CLI::App app{"Times the reference evaluator on every benchmark pipeline"};
-  std::string photo_path = std::string(STIPPLE_SOURCE_DIR) + "/datasets/fixtures/natural-820x614.png";
+  std::string photo_path =
+      std::string(STIPPLE_SOURCE_DIR) + "/datasets/fixtures/natural-820x614.png";
   std::string dir = std::string(STIPPLE_SOURCE_DIR) + "/datasets/pipelines";
   std::vector<std::string> only;
-  app.add_option("--image", photo_path, "an RGB photo; its size is the size evaluated")->capture_default_str();
+  app.add_option("--image", photo_path, "an RGB photo; its size is the size evaluated")
+      ->capture_default_str();
   app.add_option("--pipelines", dir, "folder of .stp files")->capture_default_str();
   app.add_option("--only", only, "names of pipelines to run (default: all)");
   CLI11_PARSE(app, argc, argv);

@@ -27,13 +27,14 @@ std::string join(const std::vector<std::string>& names) {
 void print_pipeline(const Pipeline& p, const std::string& path) {
   std::cout << "pipeline " << p.name << " (" << path << ")\n";
   for (const InputDecl& in : p.inputs) {
-    std::cout << "  input  " << in.name << " : " << to_string(in.type) << "[" << join(in.dim_names) << "] "
-              << boundary_name(in.boundary);
+    std::cout << "  input  " << in.name << " : " << to_string(in.type) << "[" << join(in.dim_names)
+              << "] " << boundary_name(in.boundary);
     if (in.boundary == BoundaryKind::Constant) std::cout << "(" << in.boundary_value << ")";
     std::cout << "\n";
   }
   for (const ParamDecl& prm : p.params) {
-    std::cout << "  param  " << prm.name << " : " << to_string(prm.type) << " = " << prm.default_value << "\n";
+    std::cout << "  param  " << prm.name << " : " << to_string(prm.type) << " = "
+              << prm.default_value << "\n";
   }
   for (const Func& f : p.funcs) {
     std::cout << "  func   " << f.name << "(" << join(f.args) << ") : " << to_string(f.type);
@@ -45,14 +46,15 @@ void print_pipeline(const Pipeline& p, const std::string& path) {
     }
     std::cout << "\n";
   }
-  std::cout << p.funcs.size() << " func" << (p.funcs.size() == 1 ? "" : "s") << ", output " << p.output.func
-            << "\n";
+  std::cout << p.funcs.size() << " func" << (p.funcs.size() == 1 ? "" : "s") << ", output "
+            << p.output.func << "\n";
 }
 
 }  // namespace
 
 CommandRunner add_check_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("check", "Check a pipeline and print its stages (exit 2 on a bad program)");
+  CLI::App* cmd = app.add_subcommand(
+      "check", "Check a pipeline and print its stages (exit 2 on a bad program)");
   auto path = std::make_shared<std::string>();
   cmd->add_option("FILE", *path, "the .stp pipeline")->required();
   return [path]() {

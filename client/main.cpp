@@ -22,7 +22,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
 
   std::map<CLI::App*, CommandRunner> commands;
-  auto add = [&](CommandRunner runner) { commands[app.get_subcommands({}).back()] = std::move(runner); };
+  auto add = [&](CommandRunner runner) {
+    commands[app.get_subcommands({}).back()] = std::move(runner);
+  };
   add(add_check_command(app));
   add(add_run_command(app));
 

@@ -65,14 +65,15 @@ int run(const RunOptions& opt) {
   }
   for (const InputDecl& in : p.inputs) {
     if (!inputs.count(in.name)) {
-      throw UserError("missing --input " + in.name + "=PHOTO (pipeline '" + p.name + "' reads input '" +
-                      in.name + "')");
+      throw UserError("missing --input " + in.name + "=PHOTO (pipeline '" + p.name +
+                      "' reads input '" + in.name + "')");
     }
   }
   ParamValues params;
   for (const std::string& spec : opt.params) {
     auto [name, text] = split_assignment(spec, "--param");
-    if (!p.find_param(name)) throw UserError("pipeline '" + p.name + "' has no param named '" + name + "'");
+    if (!p.find_param(name))
+      throw UserError("pipeline '" + p.name + "' has no param named '" + name + "'");
     params[name] = parse_number(name, text);
   }
 
@@ -83,8 +84,9 @@ int run(const RunOptions& opt) {
 
   Buffer photo = output_to_photo(out);
   write_png(opt.output, photo);
-  std::cout << "wrote " << opt.output << " (" << describe_shape(out) << " " << to_string(Type(out.type())) << ", "
-            << (photo.type() == ScalarType::UInt16 ? 16 : 8) << "-bit PNG) in " << seconds << " s\n";
+  std::cout << "wrote " << opt.output << " (" << describe_shape(out) << " "
+            << to_string(Type(out.type())) << ", " << (photo.type() == ScalarType::UInt16 ? 16 : 8)
+            << "-bit PNG) in " << seconds << " s\n";
 
   if (!opt.compare.empty()) {
     Buffer reference = read_image(opt.compare);
@@ -100,14 +102,16 @@ int run(const RunOptions& opt) {
 }  // namespace
 
 CommandRunner add_run_command(CLI::App& app) {
-  CLI::App* cmd = app.add_subcommand("run", "Run a pipeline on photographs and write the output image");
+  CLI::App* cmd =
+      app.add_subcommand("run", "Run a pipeline on photographs and write the output image");
   auto opt = std::make_shared<RunOptions>();
   cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
   cmd->add_option("-i,--input", opt->inputs, "NAME=PHOTO for each input (PNG or JPEG)")->required();
   cmd->add_option("-p,--param", opt->params, "NAME=VALUE to override a param's default");
   cmd->add_option("-o,--output", opt->output, "the PNG to write")->required();
   cmd->add_option("--compare", opt->compare,
-                  "a reference image of the same shape: print mean Lab dE, RMSE, PSNR and max error against it");
+                  "a reference image of the same shape: print mean Lab dE, RMSE, PSNR and max "
+                  "error against it");
   return [opt]() { return run(*opt); };
 }
 

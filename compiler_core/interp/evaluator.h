@@ -41,8 +41,7 @@ struct FuncBox {
 /// The box over which each func reachable from the output is realised when the output is
 /// evaluated over [mins, mins + extents): what bounds inference decided. For tests and
 /// for explaining the reference's work; throws exactly what evaluation would.
-std::map<std::string, FuncBox> infer_func_boxes(const Pipeline& pipeline,
-                                                const InputImages& inputs,
+std::map<std::string, FuncBox> infer_func_boxes(const Pipeline& pipeline, const InputImages& inputs,
                                                 const ParamValues& params,
                                                 const std::vector<int64_t>& mins,
                                                 const std::vector<int64_t>& extents);

@@ -2,10 +2,11 @@
 //
 // Semantics (the reference evaluator implements exactly these; back ends must match):
 // - Integer arithmetic wraps modulo 2^bits (u8, u16 unsigned; i32 two's complement).
-// - Integer `/` rounds towards negative infinity and `%` is Euclidean (the result has
-//   the sign of the divisor's magnitude, i.e. is never negative); x / 0 == 0 and
-//   x % 0 == 0, so no program can trap.
-// - Float arithmetic is IEEE in the operand type: f32 is computed in single precision.
+// - Integer `/` rounds towards negative infinity and `%` is Euclidean (the result is
+//   never negative); for integers x / 0 == 0 and x % 0 == 0, so no program can trap.
+// - Float arithmetic is IEEE in the operand type: f32 is computed in single precision,
+//   without fused multiply-adds; float `%` is a - b * floor(a / b) (NaN for b == 0); float
+//   min/max are select(a < b, a, b) and select(a > b, a, b), as in Halide.
 // - Casts between integer types wrap; float to integer truncates towards zero and
 //   saturates to the target's range, NaN becoming 0 (LLVM's fptosi.sat); integer to float
 //   rounds to nearest.

@@ -59,13 +59,16 @@ TEST(Checker, LiteralsTakeTheOtherOperandsType) {
 }
 
 TEST(Checker, LiteralArithmeticIsFoldedBeforeTyping) {
-  Pipeline p = compile("param s : f32 = 1.5\nfunc f(x, y, c) = (2 * 3 + 1) * s - (7 / 2) * s + (-7 % 3) * s\noutput f\n");
+  Pipeline p = compile(
+      "param s : f32 = 1.5\nfunc f(x, y, c) = (2 * 3 + 1) * s - (7 / 2) * s + (-7 % 3) * s\noutput "
+      "f\n");
   // 7, floor(7 / 2) = 3 and the Euclidean -7 % 3 = 2, each typed f32 by s.
   EXPECT_EQ(to_string(func(p, "f").value), "7.0 * s - 3.0 * s + 2.0 * s");
 }
 
 TEST(Checker, NegativeLiteralsAndNegatedNames) {
-  Pipeline p = compile("param h : i32 = 3\nfunc f(x, y, c) = in(x - -2, y, c) + f32(-h)\noutput f\n");
+  Pipeline p =
+      compile("param h : i32 = 3\nfunc f(x, y, c) = in(x - -2, y, c) + f32(-h)\noutput f\n");
   EXPECT_EQ(to_string(func(p, "f").value), "in(x - -2, y, c) + f32(0 - h)");
 }
 
@@ -78,7 +81,8 @@ TEST(Checker, ClampIsMinOfMax) {
 }
 
 TEST(Checker, SmallUnsignedIndicesWidenToI32) {
-  Pipeline p = compile("func lut(i) = f32(i) / 255.0\nfunc f(x, y) = lut(in(x, y))\noutput f\n", "input in : u8[x, y]\n");
+  Pipeline p = compile("func lut(i) = f32(i) / 255.0\nfunc f(x, y) = lut(in(x, y))\noutput f\n",
+                       "input in : u8[x, y]\n");
   const Call* call = func(p, "f").value.as<Call>();
   ASSERT_NE(call, nullptr);
   EXPECT_EQ(call->call_type, CallType::Func);
@@ -89,7 +93,8 @@ TEST(Checker, SmallUnsignedIndicesWidenToI32) {
 }
 
 TEST(Checker, FuncsMayBeUsedBeforeTheyAreDefined) {
-  Pipeline p = compile("func out(x, y, c) = g(x, y, c) * 2.0\nfunc g(x, y, c) = in(x, y, c)\noutput out\n");
+  Pipeline p =
+      compile("func out(x, y, c) = g(x, y, c) * 2.0\nfunc g(x, y, c) = in(x, y, c)\noutput out\n");
   ASSERT_EQ(p.funcs.size(), 2u);
   EXPECT_EQ(p.funcs[0].name, "out");  // definition order is kept
   EXPECT_EQ(func(p, "g").type, Float32());
@@ -117,7 +122,8 @@ TEST(Checker, ScanUpdateHasAReductionAndAPureVariable) {
 TEST(Checker, CompoundAssignmentsDesugar) {
   Pipeline p = compile(
       "func grid(x, y, z, c) = 0.0\n"
-      "grid(x/8, y/8, clamp(i32(in(x, y, 0) * 10.0), 0, 10), 0) += in(x, y, 0) for x in in, y in in\n"
+      "grid(x/8, y/8, clamp(i32(in(x, y, 0) * 10.0), 0, 10), 0) += in(x, y, 0) for x in in, y in "
+      "in\n"
       "grid(x, y, z, c) *= 2.0\n"
       "grid(x, y, z, 1) max= 3.0\n"
       "func out(x, y, c) = grid(x, y, c, 0)\n"
