@@ -1,0 +1,164 @@
+// Runs the `stipple` binary as a user would and checks what it prints, what it writes and
+// its exit code: 0 ok, 1 failure, 2 bad input.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "compiler_core/image/image_io.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Result {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr together
+};
+
+Result run(const std::string& args) {
+  std::string command = std::string(STIPPLE_BINARY) + " " + args + " 2>&1";
+  Result r;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) return r;
+  std::array<char, 4096> buf;
+  size_t n;
+  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
+  int status = pclose(pipe);
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+std::string source(const std::string& rel) { return std::string(STIPPLE_SOURCE_DIR) + "/" + rel; }
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("stipple-cli-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  fs::path dir_;
+};
+
+TEST_F(Cli, HelpEverywhere) {
+  for (const char* args : {"--help", "check --help", "run --help"}) {
+    Result r = run(args);
+    EXPECT_EQ(r.exit_code, 0) << args;
+    EXPECT_NE(r.output.find("Usage"), std::string::npos) << args << "\n" << r.output;
+  }
+  Result none = run("");
+  EXPECT_EQ(none.exit_code, 2);
+  Result unknown = run("frobnicate");
+  EXPECT_EQ(unknown.exit_code, 2);
+}
+
+TEST_F(Cli, CheckPrintsTheStages) {
+  Result r = run("check " + source("datasets/pipelines/unsharp_mask.stp"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("pipeline unsharp_mask"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("input  in : f32[x, y, c] clamp"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("param  s : f32 = 3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("func   A(x, y, c) : f32"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("func   out(x, y, c) : f32  <- output, metric lab"), std::string::npos)
+      << r.output;
+}
+
+TEST_F(Cli, CheckOfABadProgramSaysWhereAndExitsTwo) {
+  std::string f =
+      write("bad.stp", "pipeline p\ninput in : f32[x, y]\nfunc f(x, y) = in(x, y) * q\noutput f\n");
+  Result r = run("check " + f);
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find(f + ":3:27: error: unknown name 'q'"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("\n" + std::string(28, ' ') + "^"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, CheckOfAMissingFileExitsTwo) {
+  Result r = run("check " + path("nope.stp"));
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("cannot read pipeline"), std::string::npos) << r.output;
+}
+
+// A pipeline that scales the photo by a param; the written 16-bit PNG is checked pixel
+// by pixel against the input photo.
+TEST_F(Cli, RunWritesTheOutputImage) {
+  std::string f = write("half.stp",
+                        "pipeline half\ninput in : f32[x, y, c]\nparam k : f32 = 0.5\n"
+                        "func out(x, y, c) = in(x, y, c) * k\noutput out\n");
+  std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  Result r =
+      run("run " + f + " --input in=" + photo + " --param k=0.25 --output " + path("out.png"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("wrote " + path("out.png") + " (64x48x3 f32, 16-bit PNG)"),
+            std::string::npos)
+      << r.output;
+  stipple::Buffer in = stipple::read_image(photo);
+  stipple::Buffer out = stipple::read_image(path("out.png"));
+  ASSERT_EQ(out.type(), stipple::ScalarType::UInt16);
+  ASSERT_EQ(out.extent(0), 64);
+  ASSERT_EQ(out.extent(2), 3);
+  for (int64_t i = 0; i < in.element_count(); ++i) {
+    double expected =
+        static_cast<float>(static_cast<float>(in.get_flat(i) / 255.0) * 0.25f) * 65535.0;
+    ASSERT_NEAR(out.get_flat(i), expected, 0.5 + 1e-6) << i;
+  }
+}
+
+TEST_F(Cli, RunCompareReportsZeroErrorAgainstItself) {
+  std::string blur = source("datasets/pipelines/blur3x3.stp");
+  std::string photo = source("datasets/fixtures/natural-high-64x48.png");
+  Result first = run("run " + blur + " --input in=" + photo + " --output " + path("a.png"));
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  Result second = run("run " + blur + " --input in=" + photo + " --output " + path("b.png") +
+                      " --compare " + path("a.png"));
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_NE(second.output.find("mean Lab dE 0, rmse 0, psnr inf dB, max abs 0"), std::string::npos)
+      << second.output;
+}
+
+TEST_F(Cli, BadRunInputsExitTwoWithAReason) {
+  std::string blur = source("datasets/pipelines/two_pass_blur.stp");
+  std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  std::string out = " --output " + path("o.png");
+  struct Case {
+    std::string args, message;
+  } cases[] = {
+      {"run " + blur + " --input in=" + path("missing.png") + out, "cannot read image"},
+      {"run " + blur + " --input nope=" + photo + out, "has no input named 'nope'"},
+      {"run " + blur + " --input in=" + photo + " --param zeta=1" + out,
+       "has no param named 'zeta'"},
+      {"run " + blur + " --input in=" + photo + " --param sigma=abc" + out,
+       "the value is not a number"},
+      {"run " + blur + " --input in" + out, "expected NAME=VALUE"},
+      {"run " + source("datasets/pipelines/demosaic.stp") + " --input in=" + photo + out,
+       "is 2-D but"},
+      {"run " + blur + " --input in=" + photo, "--output is required"},
+  };
+  for (const Case& c : cases) {
+    Result r = run(c.args);
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.message), std::string::npos) << c.args << "\n" << r.output;
+  }
+  EXPECT_FALSE(fs::exists(path("o.png")));
+}
+
+TEST_F(Cli, UnwritableOutputIsAFailureWithAReason) {
+  std::string blur = source("datasets/pipelines/blur3x3.stp");
+  std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  Result r = run("run " + blur + " --input in=" + photo + " --output " + path("no/such/dir/o.png"));
+  EXPECT_NE(r.exit_code, 0);
+  EXPECT_NE(r.output.find("o.png"), std::string::npos) << r.output;
+}
+
+}  // namespace
