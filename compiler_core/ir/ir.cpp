@@ -334,6 +334,17 @@ Stmt Allocate::make(const std::string& name, Type type, std::vector<Expr> extent
   return n;
 }
 
+Block::~Block() {
+  Stmt next = std::move(rest);
+  // Unlink each uniquely owned Block of the chain before it dies, so that its own
+  // destructor finds an empty `rest`; a shared one is left to its other owners.
+  while (const Block* b = next.as<Block>()) {
+    if (b->ref_count.load(std::memory_order_acquire) != 1) break;
+    Stmt after = std::move(const_cast<Block*>(b)->rest);
+    next = std::move(after);
+  }
+}
+
 Stmt Block::make(Stmt first, Stmt rest) {
   STIPPLE_INTERNAL_CHECK(first.defined() && rest.defined(), "Block of undefined statements");
   Block* n = new Block;

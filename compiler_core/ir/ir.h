@@ -423,6 +423,9 @@ struct Allocate : StmtNode<Allocate> {
 
 struct Block : StmtNode<Block> {
   static constexpr IRNodeType kNodeType = IRNodeType::Block;
+  /// Frees a right-nested chain of Blocks iteratively: a long statement list must not
+  /// overflow the stack when it is destroyed.
+  ~Block() override;
   Stmt first, rest;
   static Stmt make(Stmt first, Stmt rest);
   /// Folds a list into nested Blocks; undefined for an empty list.
