@@ -1,0 +1,592 @@
+// Expression code generation, rule for rule as compiler_core/ir/ir.h defines them and the
+// reference evaluator (compiler_core/interp/expr_machine.cpp) computes them: integers in
+// their own width (wrapping), floor division and Euclidean modulo without traps,
+// saturating float-to-int casts, no fast-math flags (so no contraction into FMAs),
+// branches for select, && and || whose skipped side would do real work.
+#include <llvm/IR/Intrinsics.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "compiler_core/codegen/codegen_internal.h"
+#include "compiler_core/ir/error.h"
+
+namespace stipple::codegen {
+
+namespace {
+
+bool is_float(ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float64; }
+bool is_signed(ScalarType t) { return t == ScalarType::Int32; }
+
+/// Cheap enough to compute on both sides of a select: no memory access, no division,
+/// no call, small.
+bool is_cheap(const Expr& e, int depth = 0) {
+  if (depth > 2) return false;
+  switch (e.node_type()) {
+    case IRNodeType::IntImm:
+    case IRNodeType::FloatImm:
+    case IRNodeType::Variable:
+    case IRNodeType::Param:
+    case IRNodeType::InputExtent: return true;
+    case IRNodeType::Cast: return is_cheap(e.as<Cast>()->value, depth + 1);
+    case IRNodeType::Not: return is_cheap(e.as<Not>()->a, depth + 1);
+    case IRNodeType::Add: {
+      auto* op = e.as<Add>();
+      return is_cheap(op->a, depth + 1) && is_cheap(op->b, depth + 1);
+    }
+    case IRNodeType::Sub: {
+      auto* op = e.as<Sub>();
+      return is_cheap(op->a, depth + 1) && is_cheap(op->b, depth + 1);
+    }
+    case IRNodeType::Mul: {
+      auto* op = e.as<Mul>();
+      return is_cheap(op->a, depth + 1) && is_cheap(op->b, depth + 1);
+    }
+    case IRNodeType::Min: {
+      auto* op = e.as<Min>();
+      return is_cheap(op->a, depth + 1) && is_cheap(op->b, depth + 1);
+    }
+    case IRNodeType::Max: {
+      auto* op = e.as<Max>();
+      return is_cheap(op->a, depth + 1) && is_cheap(op->b, depth + 1);
+    }
+    case IRNodeType::LT: {
+      auto* op = e.as<LT>();
+      return is_cheap(op->a, depth + 1) && is_cheap(op->b, depth + 1);
+    }
+    case IRNodeType::Div:
+    case IRNodeType::Mod:
+    case IRNodeType::EQ:
+    case IRNodeType::NE:
+    case IRNodeType::LE:
+    case IRNodeType::GT:
+    case IRNodeType::GE:
+    case IRNodeType::And:
+    case IRNodeType::Or:
+    case IRNodeType::Select:
+    case IRNodeType::Call:
+    case IRNodeType::Reduce:
+    case IRNodeType::Let:
+    case IRNodeType::LetStmt:
+    case IRNodeType::For:
+    case IRNodeType::Provide:
+    case IRNodeType::Allocate:
+    case IRNodeType::Block:
+    case IRNodeType::IfThenElse:
+    case IRNodeType::Evaluate: break;
+  }
+  return false;
+}
+
+}  // namespace
+
+llvm::Value* CodeGen::constant_of(Type t, double v) {
+  llvm::Type* ty = value_type(t);
+  if (t.is_float()) return llvm::ConstantFP::get(ty, v);
+  return llvm::ConstantInt::get(ty, static_cast<uint64_t>(static_cast<int64_t>(v)));
+}
+
+llvm::Value* CodeGen::unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* v) {
+  return b_.CreateUnaryIntrinsic(id, v);
+}
+
+llvm::Value* CodeGen::emit(const Expr& e) {
+  const Type t = e.type();
+  switch (e.node_type()) {
+    case IRNodeType::IntImm: return constant_of(t, static_cast<double>(e.as<IntImm>()->value));
+    case IRNodeType::FloatImm: return constant_of(t, e.as<FloatImm>()->value);
+    case IRNodeType::Cast: {
+      const Cast* op = e.as<Cast>();
+      return emit_cast(op->value.type().code, t.code, emit(op->value));
+    }
+    case IRNodeType::Variable: {
+      const Variable* op = e.as<Variable>();
+      llvm::Value* v = find_var(op->name);
+      STIPPLE_INTERNAL_CHECK(v != nullptr, "codegen: unbound variable '" + op->name + "'");
+      STIPPLE_INTERNAL_CHECK(v->getType() == b_.getInt32Ty(),
+                             "codegen: variable '" + op->name + "' is bound to a non-i32 value");
+      return v;
+    }
+    case IRNodeType::Param: {
+      const Param* op = e.as<Param>();
+      auto it = params_.find(op->name);
+      STIPPLE_INTERNAL_CHECK(it != params_.end(), "codegen: undeclared param '" + op->name + "'");
+      STIPPLE_INTERNAL_CHECK(it->second->getType() == value_type(t),
+                             "codegen: param '" + op->name + "' read with another type");
+      return it->second;
+    }
+    case IRNodeType::InputExtent: {
+      const InputExtent* op = e.as<InputExtent>();
+      const BufferInfo& buf = find_buffer(op->input);
+      STIPPLE_INTERNAL_CHECK(buf.is_input, "codegen: extent of non-input '" + op->input + "'");
+      if (op->dim >= buf.dims) return i32(1);  // as the evaluator: 1 beyond the dimensions
+      return b_.CreateTrunc(buf.extent[op->dim], b_.getInt32Ty());
+    }
+    case IRNodeType::Add: {
+      auto* op = e.as<Add>();
+      return emit_binary(IRNodeType::Add, t, emit(op->a), emit(op->b));
+    }
+    case IRNodeType::Sub: {
+      auto* op = e.as<Sub>();
+      return emit_binary(IRNodeType::Sub, t, emit(op->a), emit(op->b));
+    }
+    case IRNodeType::Mul: {
+      auto* op = e.as<Mul>();
+      return emit_binary(IRNodeType::Mul, t, emit(op->a), emit(op->b));
+    }
+    case IRNodeType::Div: {
+      auto* op = e.as<Div>();
+      return emit_div_mod(true, t, emit(op->a), emit(op->b));
+    }
+    case IRNodeType::Mod: {
+      auto* op = e.as<Mod>();
+      return emit_div_mod(false, t, emit(op->a), emit(op->b));
+    }
+    case IRNodeType::Min: {
+      auto* op = e.as<Min>();
+      return emit_binary(IRNodeType::Min, t, emit(op->a), emit(op->b));
+    }
+    case IRNodeType::Max: {
+      auto* op = e.as<Max>();
+      return emit_binary(IRNodeType::Max, t, emit(op->a), emit(op->b));
+    }
+#define STIPPLE_COMPARE(N)                                            \
+  case IRNodeType::N: {                                               \
+    auto* op = e.as<N>();                                             \
+    llvm::Value* x = emit(op->a);                                     \
+    return emit_compare(IRNodeType::N, op->a.type(), x, emit(op->b)); \
+  }
+      STIPPLE_COMPARE(EQ)
+      STIPPLE_COMPARE(NE)
+      STIPPLE_COMPARE(LT)
+      STIPPLE_COMPARE(LE)
+      STIPPLE_COMPARE(GT)
+      STIPPLE_COMPARE(GE)
+#undef STIPPLE_COMPARE
+    case IRNodeType::And: return emit_logical(true, e.as<And>()->a, e.as<And>()->b);
+    case IRNodeType::Or: return emit_logical(false, e.as<Or>()->a, e.as<Or>()->b);
+    case IRNodeType::Not: return b_.CreateNot(emit(e.as<Not>()->a));
+    case IRNodeType::Select: return emit_select(e.as<Select>());
+    case IRNodeType::Call: return emit_call(e.as<Call>());
+    case IRNodeType::Reduce: return emit_reduce(e.as<Reduce>());
+    case IRNodeType::Let: {
+      const Let* op = e.as<Let>();
+      push_var(op->name, emit(op->value));
+      llvm::Value* v = emit(op->body);
+      pop_var();
+      return v;
+    }
+    case IRNodeType::LetStmt:
+    case IRNodeType::For:
+    case IRNodeType::Provide:
+    case IRNodeType::Allocate:
+    case IRNodeType::Block:
+    case IRNodeType::IfThenElse:
+    case IRNodeType::Evaluate: break;
+  }
+  throw_internal_error(__FILE__, __LINE__, "codegen: statement node in expression position");
+}
+
+llvm::Value* CodeGen::emit_cast(ScalarType from, ScalarType to, llvm::Value* v) {
+  if (from == to) return v;
+  llvm::Type* ty = value_type(Type(to));
+  if (is_float(to)) {
+    if (is_float(from)) return b_.CreateFPCast(v, ty);
+    // Integers round to nearest; u8, u16 and Bool are unsigned.
+    return is_signed(from) ? b_.CreateSIToFP(v, ty) : b_.CreateUIToFP(v, ty);
+  }
+  if (to == ScalarType::Bool) {
+    // A comparison with zero; NaN is not zero.
+    if (is_float(from)) return b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0));
+    return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  }
+  if (is_float(from)) {
+    // Truncation towards zero, saturating, NaN to 0: exactly fpto[su]i.sat.
+    llvm::Intrinsic::ID id =
+        is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
+    return b_.CreateIntrinsic(id, {ty, v->getType()}, {v});
+  }
+  // Integer to integer wraps; every narrower source type is unsigned.
+  return b_.CreateZExtOrTrunc(v, ty);
+}
+
+llvm::Value* CodeGen::emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c) {
+  const bool fl = t.is_float();
+  switch (op) {
+    case IRNodeType::Add: return fl ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
+    case IRNodeType::Sub: return fl ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
+    case IRNodeType::Mul: return fl ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
+    case IRNodeType::Min: return b_.CreateSelect(emit_compare(IRNodeType::LT, t, a, c), a, c);
+    case IRNodeType::Max: return b_.CreateSelect(emit_compare(IRNodeType::GT, t, a, c), a, c);
+    default: break;
+  }
+  throw_internal_error(__FILE__, __LINE__, "codegen: not a binary arithmetic node");
+}
+
+llvm::Value* CodeGen::emit_compare(IRNodeType op, Type operand, llvm::Value* a, llvm::Value* c) {
+  if (operand.is_float()) {
+    switch (op) {
+      case IRNodeType::EQ: return b_.CreateFCmpOEQ(a, c);
+      case IRNodeType::NE: return b_.CreateFCmpUNE(a, c);
+      case IRNodeType::LT: return b_.CreateFCmpOLT(a, c);
+      case IRNodeType::LE: return b_.CreateFCmpOLE(a, c);
+      case IRNodeType::GT: return b_.CreateFCmpOGT(a, c);
+      case IRNodeType::GE: return b_.CreateFCmpOGE(a, c);
+      default: break;
+    }
+  } else {
+    const bool s = is_signed(operand.code);
+    switch (op) {
+      case IRNodeType::EQ: return b_.CreateICmpEQ(a, c);
+      case IRNodeType::NE: return b_.CreateICmpNE(a, c);
+      case IRNodeType::LT: return s ? b_.CreateICmpSLT(a, c) : b_.CreateICmpULT(a, c);
+      case IRNodeType::LE: return s ? b_.CreateICmpSLE(a, c) : b_.CreateICmpULE(a, c);
+      case IRNodeType::GT: return s ? b_.CreateICmpSGT(a, c) : b_.CreateICmpUGT(a, c);
+      case IRNodeType::GE: return s ? b_.CreateICmpSGE(a, c) : b_.CreateICmpUGE(a, c);
+      default: break;
+    }
+  }
+  throw_internal_error(__FILE__, __LINE__, "codegen: not a comparison node");
+}
+
+llvm::Value* CodeGen::emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Value* c) {
+  if (t.is_float()) {
+    if (is_div) return b_.CreateFDiv(a, c);
+    // a - b * floor(a / b), each step rounded in the operand type.
+    llvm::Value* q = unary_intrinsic(llvm::Intrinsic::floor, b_.CreateFDiv(a, c));
+    return b_.CreateFSub(a, b_.CreateFMul(c, q));
+  }
+  llvm::Value* zero = llvm::ConstantInt::get(a->getType(), 0);
+  llvm::Value* one = llvm::ConstantInt::get(a->getType(), 1);
+  llvm::Value* is_zero = b_.CreateICmpEQ(c, zero);
+  if (!is_signed(t.code)) {
+    // u8 and u16 values are never negative: floor division and Euclidean modulo are the
+    // unsigned ones.
+    llvm::Value* safe = b_.CreateSelect(is_zero, one, c);
+    llvm::Value* r = is_div ? b_.CreateUDiv(a, safe) : b_.CreateURem(a, safe);
+    return b_.CreateSelect(is_zero, zero, r);
+  }
+  // i32: divisors 0 and -1 take a side path (x / 0 == 0; INT_MIN / -1 would trap and
+  // wraps to INT_MIN instead), so the hardware division never traps.
+  llvm::Value* minus_one = llvm::ConstantInt::getSigned(a->getType(), -1);
+  llvm::Value* is_minus_one = b_.CreateICmpEQ(c, minus_one);
+  llvm::Value* special = b_.CreateOr(is_zero, is_minus_one);
+  llvm::Value* safe = b_.CreateSelect(special, one, c);
+  llvm::Value* q = b_.CreateSDiv(a, safe);
+  llvm::Value* r = b_.CreateSRem(a, safe);
+  if (is_div) {
+    // Truncated quotient minus one when the remainder and the divisor differ in sign.
+    llvm::Value* adjust =
+        b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, c), zero));
+    llvm::Value* floor_q = b_.CreateSub(q, b_.CreateZExt(adjust, a->getType()));
+    llvm::Value* neg = b_.CreateSub(zero, a);
+    return b_.CreateSelect(is_zero, zero, b_.CreateSelect(is_minus_one, neg, floor_q));
+  }
+  llvm::Value* abs_c = b_.CreateSelect(b_.CreateICmpSLT(c, zero), b_.CreateSub(zero, c), c);
+  llvm::Value* euclid = b_.CreateSelect(b_.CreateICmpSLT(r, zero), b_.CreateAdd(r, abs_c), r);
+  return b_.CreateSelect(special, zero, euclid);
+}
+
+llvm::Value* CodeGen::emit_select(const Select* op) {
+  llvm::Value* cond = emit(op->condition);
+  if (is_cheap(op->true_value) && is_cheap(op->false_value)) {
+    llvm::Value* tv = emit(op->true_value);
+    return b_.CreateSelect(cond, tv, emit(op->false_value));
+  }
+  // Only the chosen side runs: the other may read out of bounds or be expensive.
+  llvm::BasicBlock* t_bb = new_block("select.true");
+  llvm::BasicBlock* f_bb = new_block("select.false");
+  llvm::BasicBlock* after = new_block("select.end");
+  b_.CreateCondBr(cond, t_bb, f_bb);
+  b_.SetInsertPoint(t_bb);
+  llvm::Value* tv = emit(op->true_value);
+  llvm::BasicBlock* t_end = b_.GetInsertBlock();
+  b_.CreateBr(after);
+  b_.SetInsertPoint(f_bb);
+  llvm::Value* fv = emit(op->false_value);
+  llvm::BasicBlock* f_end = b_.GetInsertBlock();
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+  llvm::PHINode* phi = b_.CreatePHI(tv->getType(), 2);
+  phi->addIncoming(tv, t_end);
+  phi->addIncoming(fv, f_end);
+  return phi;
+}
+
+llvm::Value* CodeGen::emit_logical(bool is_and, const Expr& a, const Expr& c) {
+  llvm::Value* x = emit(a);
+  if (is_cheap(c)) {
+    llvm::Value* y = emit(c);
+    return is_and ? b_.CreateAnd(x, y) : b_.CreateOr(x, y);
+  }
+  llvm::BasicBlock* start = b_.GetInsertBlock();
+  llvm::BasicBlock* rhs = new_block(is_and ? "and.rhs" : "or.rhs");
+  llvm::BasicBlock* after = new_block(is_and ? "and.end" : "or.end");
+  if (is_and) {
+    b_.CreateCondBr(x, rhs, after);
+  } else {
+    b_.CreateCondBr(x, after, rhs);
+  }
+  b_.SetInsertPoint(rhs);
+  llvm::Value* y = emit(c);
+  llvm::BasicBlock* rhs_end = b_.GetInsertBlock();
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+  llvm::PHINode* phi = b_.CreatePHI(b_.getInt1Ty(), 2);
+  phi->addIncoming(is_and ? b_.getFalse() : b_.getTrue(), start);
+  phi->addIncoming(y, rhs_end);
+  return phi;
+}
+
+llvm::Value* CodeGen::emit_call(const Call* op) {
+  switch (op->call_type) {
+    case CallType::Intrinsic: return emit_intrinsic(op);
+    case CallType::Input: return emit_input_load(op);
+    case CallType::Func: break;
+  }
+  const BufferInfo& buf = find_buffer(op->name);
+  STIPPLE_INTERNAL_CHECK(!buf.is_input, "codegen: func call of input '" + op->name + "'");
+  STIPPLE_INTERNAL_CHECK(op->type == Type(buf.type),
+                         "codegen: call of '" + op->name + "' with the wrong type");
+  std::vector<llvm::Value*> coords;
+  for (const Expr& a : op->args) coords.push_back(b_.CreateSExt(emit(a), b_.getInt64Ty()));
+  llvm::Value* p = element_pointer(buf, coords);
+  llvm::Value* v = b_.CreateLoad(memory_type(op->type), p);
+  if (op->type.is_bool()) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  return v;
+}
+
+llvm::Value* CodeGen::emit_input_load(const Call* op) {
+  const BufferInfo& buf = find_buffer(op->name);
+  STIPPLE_INTERNAL_CHECK(buf.is_input && buf.decl, "codegen: '" + op->name + "' is no input");
+  STIPPLE_INTERNAL_CHECK(op->type == buf.decl->type,
+                         "codegen: read of input '" + op->name + "' with the wrong type");
+  STIPPLE_INTERNAL_CHECK(static_cast<int>(op->args.size()) == buf.dims,
+                         "codegen: read of input '" + op->name + "' with the wrong arity");
+  const BoundaryKind kind = buf.decl->boundary;
+  llvm::Value* zero = i64(0);
+  llvm::Value* outside = b_.getFalse();
+  std::vector<llvm::Value*> coords;
+  for (int d = 0; d < buf.dims; ++d) {
+    llvm::Value* c = b_.CreateSExt(emit(op->args[d]), b_.getInt64Ty());
+    llvm::Value* ext = buf.extent[d];
+    llvm::Value* last = b_.CreateSub(ext, i64(1));
+    llvm::Value* clamped = b_.CreateSelect(b_.CreateICmpSLT(c, zero), zero,
+                                           b_.CreateSelect(b_.CreateICmpSGE(c, ext), last, c));
+    switch (kind) {
+      case BoundaryKind::Clamp: c = clamped; break;
+      case BoundaryKind::Constant:
+        // Out of range (as unsigned: negative coordinates are huge); the load itself reads
+        // the clamped pixel so that it stays in bounds, and the constant replaces it.
+        outside = b_.CreateOr(outside, b_.CreateICmpUGE(c, ext));
+        c = clamped;
+        break;
+      case BoundaryKind::Mirror: {
+        // Reflection about the edge without repeating it, period 2 * (extent - 1);
+        // extent 1 always gives 0.
+        llvm::Value* tiny = b_.CreateICmpSLE(ext, i64(1));
+        llvm::Value* period = b_.CreateSelect(tiny, i64(1), b_.CreateMul(last, i64(2)));
+        llvm::Value* m = b_.CreateSRem(c, period);
+        m = b_.CreateSelect(b_.CreateICmpSLT(m, zero), b_.CreateAdd(m, period), m);
+        llvm::Value* r = b_.CreateSelect(b_.CreateICmpSGE(m, ext), b_.CreateSub(period, m), m);
+        r = b_.CreateSelect(tiny, zero, r);
+        c = b_.CreateSelect(b_.CreateICmpULT(c, ext), c, r);
+        break;
+      }
+    }
+    coords.push_back(c);
+  }
+  llvm::Value* p = element_pointer(buf, coords);
+  llvm::Value* v = b_.CreateLoad(memory_type(op->type), p);
+  if (op->type.is_bool()) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  if (kind != BoundaryKind::Constant) return v;
+  // The constant is the declared value cast to the element type, as an f64 cast.
+  llvm::Value* k = emit_cast(ScalarType::Float64, op->type.code,
+                             llvm::ConstantFP::get(b_.getDoubleTy(), buf.decl->boundary_value));
+  return b_.CreateSelect(outside, k, v);
+}
+
+llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
+  const Type t = op->type;
+  llvm::Value* x = emit(op->args[0]);
+  switch (op->intrinsic) {
+    case Intrinsic::Abs:
+      if (t.is_float()) return unary_intrinsic(llvm::Intrinsic::fabs, x);
+      if (t.is_unsigned()) return x;
+      // abs(INT_MIN) wraps to itself: llvm.abs with INT_MIN not poison.
+      return b_.CreateIntrinsic(llvm::Intrinsic::abs, {x->getType()}, {x, b_.getFalse()});
+    case Intrinsic::Floor: return unary_intrinsic(llvm::Intrinsic::floor, x);
+    case Intrinsic::Ceil: return unary_intrinsic(llvm::Intrinsic::ceil, x);
+    case Intrinsic::Round: return unary_intrinsic(llvm::Intrinsic::roundeven, x);
+    case Intrinsic::Sqrt: return unary_intrinsic(llvm::Intrinsic::sqrt, x);
+    case Intrinsic::Exp: return unary_intrinsic(llvm::Intrinsic::exp, x);
+    case Intrinsic::Log: return unary_intrinsic(llvm::Intrinsic::log, x);
+    case Intrinsic::Sin: return unary_intrinsic(llvm::Intrinsic::sin, x);
+    case Intrinsic::Cos: return unary_intrinsic(llvm::Intrinsic::cos, x);
+    case Intrinsic::Pow:
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, emit(op->args[1]));
+    case Intrinsic::None: break;
+  }
+  throw_internal_error(__FILE__, __LINE__, "codegen: intrinsic call without an intrinsic");
+}
+
+void CodeGen::emit_reduction_loops(const Reduce* op, llvm::Value** empty,
+                                   const std::function<void(llvm::Value*)>& per_point) {
+  const size_t n = op->domain.size();
+  std::vector<llvm::Value*> lo(n), hi(n);
+  llvm::Value* nonempty = b_.getTrue();
+  for (size_t v = 0; v < n; ++v) {
+    lo[v] = emit(op->domain[v].min);
+    hi[v] = emit(op->domain[v].max);
+    nonempty = b_.CreateAnd(nonempty, b_.CreateICmpSLE(lo[v], hi[v]));
+  }
+  *empty = b_.CreateNot(nonempty);
+  llvm::BasicBlock* loops = new_block("reduce");
+  llvm::BasicBlock* after = new_block("reduce.end");
+  b_.CreateCondBr(nonempty, loops, after);
+  b_.SetInsertPoint(loops);
+  // The last variable is the outermost loop, the first the innermost.
+  std::function<void(size_t)> nest = [&](size_t level) {
+    if (level == 0) {
+      per_point(emit(op->body));
+      return;
+    }
+    const ReductionVariable& rv = op->domain[level - 1];
+    emit_inclusive_loop(rv.name, lo[level - 1], hi[level - 1], [&](llvm::Value* i) {
+      push_var(rv.name, i);
+      nest(level - 1);
+      pop_var();
+    });
+  };
+  nest(n);
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+}
+
+llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
+  const Type t = op->body.type();
+  llvm::Type* ty = value_type(t);
+  llvm::Value* empty = nullptr;
+  switch (op->op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Prod:
+    case ReduceOp::Minimum:
+    case ReduceOp::Maximum: {
+      double init = op->op == ReduceOp::Sum       ? 0
+                    : op->op == ReduceOp::Prod    ? 1
+                    : op->op == ReduceOp::Minimum ? t.max_value()
+                                                  : t.min_value();
+      llvm::AllocaInst* acc = entry_alloca(ty, "acc");
+      b_.CreateStore(constant_of(t, init), acc);
+      IRNodeType combine = op->op == ReduceOp::Sum       ? IRNodeType::Add
+                           : op->op == ReduceOp::Prod    ? IRNodeType::Mul
+                           : op->op == ReduceOp::Minimum ? IRNodeType::Min
+                                                         : IRNodeType::Max;
+      emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
+        // acc first: min is select(acc < v, acc, v), as the evaluator folds it.
+        b_.CreateStore(emit_binary(combine, t, b_.CreateLoad(ty, acc), v), acc);
+      });
+      return b_.CreateLoad(ty, acc);
+    }
+    case ReduceOp::ArgMin: {
+      llvm::AllocaInst* best = entry_alloca(ty, "best");
+      llvm::AllocaInst* best_index = entry_alloca(b_.getInt64Ty(), "best_index");
+      llvm::AllocaInst* index = entry_alloca(b_.getInt64Ty(), "index");
+      b_.CreateStore(constant_of(t, 0), best);
+      b_.CreateStore(i64(-1), best_index);
+      b_.CreateStore(i64(0), index);
+      emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
+        llvm::Value* bi = b_.CreateLoad(b_.getInt64Ty(), best_index);
+        llvm::Value* bv = b_.CreateLoad(ty, best);
+        llvm::Value* i = b_.CreateLoad(b_.getInt64Ty(), index);
+        llvm::Value* take =
+            b_.CreateOr(b_.CreateICmpSLT(bi, i64(0)), emit_compare(IRNodeType::LT, t, v, bv));
+        b_.CreateStore(b_.CreateSelect(take, v, bv), best);
+        b_.CreateStore(b_.CreateSelect(take, i, bi), best_index);
+        b_.CreateStore(b_.CreateAdd(i, i64(1)), index);
+      });
+      return b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), best_index), b_.getInt32Ty());
+    }
+    case ReduceOp::Median: break;
+  }
+  // Median: the values as doubles (exact for every type) in a scratch array, on the stack
+  // up to kStackValues, else on the heap; the runtime picks the lower median.
+  constexpr int64_t kStackValues = 64;
+  llvm::Type* f64 = b_.getDoubleTy();
+  llvm::Type* f64p = f64->getPointerTo();
+  llvm::AllocaInst* stack = entry_alloca(f64, "median.stack", i32(kStackValues));
+  llvm::AllocaInst* scratch = entry_alloca(f64p, "median.scratch");
+  llvm::AllocaInst* capacity = entry_alloca(b_.getInt64Ty(), "median.capacity");
+  llvm::AllocaInst* count = entry_alloca(b_.getInt64Ty(), "median.count");
+  llvm::AllocaInst* result = entry_alloca(ty, "median");
+  b_.CreateStore(constant_of(t, 0), result);
+  b_.CreateStore(i64(0), count);
+  // The number of points, for the scratch size (non-positive when the domain is empty).
+  llvm::Value* points = i64(1);
+  for (const ReductionVariable& rv : op->domain) {
+    llvm::Value* lo = b_.CreateSExt(emit(rv.min), b_.getInt64Ty());
+    llvm::Value* hi = b_.CreateSExt(emit(rv.max), b_.getInt64Ty());
+    llvm::Value* e = b_.CreateAdd(b_.CreateSub(hi, lo), i64(1));
+    points = b_.CreateMul(points, b_.CreateSelect(b_.CreateICmpSGT(e, i64(0)), e, i64(0)));
+  }
+  llvm::Value* big = b_.CreateICmpSGT(points, i64(kStackValues));
+  llvm::BasicBlock* heap_bb = new_block("median.heap");
+  llvm::BasicBlock* oom_bb = new_block("median.oom");
+  llvm::BasicBlock* ready = new_block("median.ready");
+  b_.CreateStore(stack, scratch);
+  b_.CreateStore(i64(kStackValues), capacity);
+  b_.CreateCondBr(big, heap_bb, ready);
+  b_.SetInsertPoint(heap_bb);
+  llvm::Value* mem = b_.CreateCall(runtime("stipple_malloc"), {b_.CreateMul(points, i64(8))});
+  llvm::BasicBlock* heap_ok = new_block("median.heap.ok");
+  b_.CreateCondBr(b_.CreateIsNotNull(mem), heap_ok, oom_bb);
+  b_.SetInsertPoint(heap_ok);
+  b_.CreateStore(b_.CreateBitCast(mem, f64p), scratch);
+  b_.CreateStore(points, capacity);
+  b_.CreateBr(ready);
+  b_.SetInsertPoint(oom_bb);  // keep the stack scratch (stores past it are dropped)
+  set_status(kErrorOutOfMemory);
+  b_.CreateBr(ready);
+  b_.SetInsertPoint(ready);
+  emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
+    llvm::Value* i = b_.CreateLoad(b_.getInt64Ty(), count);
+    llvm::BasicBlock* store_bb = new_block("median.store");
+    llvm::BasicBlock* next_bb = new_block("median.next");
+    b_.CreateCondBr(b_.CreateICmpSLT(i, b_.CreateLoad(b_.getInt64Ty(), capacity)), store_bb,
+                    next_bb);
+    b_.SetInsertPoint(store_bb);
+    llvm::Value* slot = b_.CreateInBoundsGEP(f64, b_.CreateLoad(f64p, scratch), i);
+    b_.CreateStore(emit_cast(t.code, ScalarType::Float64, v), slot);
+    b_.CreateBr(next_bb);
+    b_.SetInsertPoint(next_bb);
+    b_.CreateStore(b_.CreateAdd(i, i64(1)), count);
+  });
+  llvm::BasicBlock* pick = new_block("median.pick");
+  llvm::BasicBlock* done = new_block("median.done");
+  b_.CreateCondBr(empty, done, pick);
+  b_.SetInsertPoint(pick);
+  llvm::Value* used = b_.CreateLoad(b_.getInt64Ty(), count);
+  llvm::Value* cap = b_.CreateLoad(b_.getInt64Ty(), capacity);
+  used = b_.CreateSelect(b_.CreateICmpSLT(used, cap), used, cap);
+  llvm::Value* buf = b_.CreateLoad(f64p, scratch);
+  llvm::Value* m = b_.CreateCall(runtime("stipple_median_f64"), {buf, used});
+  b_.CreateStore(emit_cast(ScalarType::Float64, t.code, m), result);
+  llvm::BasicBlock* free_bb = new_block("median.free");
+  b_.CreateCondBr(b_.CreateICmpNE(buf, stack), free_bb, done);
+  b_.SetInsertPoint(free_bb);
+  b_.CreateCall(runtime("stipple_free"), {b_.CreateBitCast(buf, b_.getInt8PtrTy())});
+  b_.CreateBr(done);
+  b_.SetInsertPoint(done);
+  return b_.CreateLoad(ty, result);
+}
+
+}  // namespace stipple::codegen
+
+extern "C" double stipple_median_f64(double* values, int64_t n) {
+  // The same selection as the evaluator's (std::nth_element with NaN after every number),
+  // so that even the choice between -0 and +0 agrees.
+  double* nth = values + (n - 1) / 2;
+  std::nth_element(values, nth, values + n,
+                   [](double a, double b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
+  return *nth;
+}

@@ -1,0 +1,101 @@
+// The code generator's private state, shared by codegen_stmt.cpp (statements, buffers,
+// parallel closures) and codegen_expr.cpp (expressions). Not part of the library's API.
+#pragma once
+
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "compiler_core/codegen/codegen_llvm.h"
+
+namespace stipple::codegen {
+
+/// A buffer in scope: an external one (loaded from its descriptor on entry) or a local
+/// Allocate. Every field is an SSA value of the current function.
+struct BufferInfo {
+  std::string name;
+  ScalarType type = ScalarType::Int32;
+  int dims = 0;
+  bool is_input = false;
+  const InputDecl* decl = nullptr;                // inputs only
+  llvm::Value* host = nullptr;                    // i8*
+  std::vector<llvm::Value*> min, extent, stride;  // i64 each
+};
+
+class CodeGen {
+ public:
+  CodeGen(const LoweredFunction& f, llvm::Module& module);
+  /// Emits the entry point under `symbol`.
+  void generate(const std::string& symbol);
+
+ private:
+  // ---- types and small helpers (codegen_stmt.cpp)
+  llvm::Type* value_type(Type t);   // Bool is i1
+  llvm::Type* memory_type(Type t);  // Bool is i8
+  llvm::Value* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
+  llvm::Value* i64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
+  llvm::AllocaInst* entry_alloca(llvm::Type* t, const std::string& name,
+                                 llvm::Value* count = nullptr);
+  llvm::BasicBlock* new_block(const std::string& name);
+  llvm::FunctionCallee runtime(const std::string& name);
+  void set_status(int32_t code);
+
+  // ---- scope
+  void push_var(const std::string& name, llvm::Value* v) { vars_.emplace_back(name, v); }
+  void pop_var() { vars_.pop_back(); }
+  llvm::Value* find_var(const std::string& name) const;
+  const BufferInfo& find_buffer(const std::string& name) const;
+  llvm::Value* element_pointer(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
+
+  // ---- statements (codegen_stmt.cpp)
+  void emit(const Stmt& s);
+  void emit_for(const For* op);
+  void emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* extent);
+  void emit_provide(const Provide* op);
+  void emit_allocate(const Allocate* op);
+  /// A loop running `body(i)` for i in [min, min + extent), i32 values.
+  void emit_counted_loop(const std::string& name, llvm::Value* min, llvm::Value* extent,
+                         const std::function<void(llvm::Value*)>& body);
+  /// A loop for i in [lo, hi] inclusive (the caller has checked lo <= hi).
+  void emit_inclusive_loop(const std::string& name, llvm::Value* lo, llvm::Value* hi,
+                           const std::function<void(llvm::Value*)>& body);
+
+  // ---- expressions (codegen_expr.cpp)
+  llvm::Value* emit(const Expr& e);
+  llvm::Value* emit_cast(ScalarType from, ScalarType to, llvm::Value* v);
+  llvm::Value* emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c);
+  llvm::Value* emit_compare(IRNodeType op, Type operand, llvm::Value* a, llvm::Value* c);
+  llvm::Value* emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Value* c);
+  llvm::Value* emit_select(const Select* op);
+  llvm::Value* emit_logical(bool is_and, const Expr& a, const Expr& c);
+  llvm::Value* emit_call(const Call* op);
+  llvm::Value* emit_intrinsic(const Call* op);
+  llvm::Value* emit_input_load(const Call* op);
+  llvm::Value* emit_reduce(const Reduce* op);
+  llvm::Value* constant_of(Type t, double v);
+  llvm::Value* unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* v);
+  /// Runs `per_point(value)` over the reduction's domain, first variable innermost.
+  /// `empty` is true when the domain is empty (no point evaluated).
+  void emit_reduction_loops(const Reduce* op, llvm::Value** empty,
+                            const std::function<void(llvm::Value*)>& per_point);
+
+  const LoweredFunction& f_;
+  llvm::Module& module_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  llvm::Function* fn_ = nullptr;        // the function being generated
+  llvm::AllocaInst* status_ = nullptr;  // its i32 error code
+  int closure_count_ = 0;
+
+  std::vector<std::pair<std::string, llvm::Value*>> vars_;  // innermost last
+  std::vector<BufferInfo> buffers_;                         // innermost last
+  std::map<std::string, llvm::Value*> params_;              // converted to their types
+};
+
+}  // namespace stipple::codegen

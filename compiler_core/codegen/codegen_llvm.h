@@ -1,0 +1,87 @@
+// LLVM IR generation for lowered Stipple loop nests (statements and expressions of
+// compiler_core/ir/ir.h), with the calling convention that lowering targets. The code it
+// produces matches the reference evaluator bit for bit (see README.md for the exceptions
+// measured in libm calls, and for the convention itself).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler_core/ir/ir.h"
+#include "compiler_core/ir/pipeline.h"
+#include "compiler_core/runtime/buffer.h"
+
+namespace llvm {
+class LLVMContext;
+class Module;
+}  // namespace llvm
+
+namespace stipple::codegen {
+
+inline constexpr int kMaxBufferDims = 8;
+
+/// A buffer as generated code sees it; the layout is part of the calling convention.
+struct BufferDescriptor {
+  void* host = nullptr;
+  int32_t type = 0;  // a ScalarType, checked on entry
+  int32_t dimensions = 0;
+  BufferDim dim[kMaxBufferDims] = {};  // min, extent, stride (elements), int64 each
+};
+static_assert(offsetof(BufferDescriptor, type) == 8);
+static_assert(offsetof(BufferDescriptor, dimensions) == 12);
+static_assert(offsetof(BufferDescriptor, dim) == 16);
+static_assert(sizeof(BufferDescriptor) == 16 + 24 * kMaxBufferDims);
+
+/// What generated code returns.
+enum ErrorCode : int32_t {
+  kOk = 0,
+  kErrorBufferMismatch = 1,  // a descriptor's type or dimension count is not the declared one
+  kErrorOutOfMemory = 2,     // a heap Allocate or a large median's scratch failed
+};
+
+/// A func buffer that the caller allocates (the output, or a stage lowering chose to
+/// realise outside the generated function).
+struct ExternalBuffer {
+  std::string name;
+  Type type;
+  int dimensions = 0;
+};
+
+/// One function to generate: its statement and everything outside it that it names.
+/// Buffer descriptors are passed inputs first (in this order), then `buffers`; param
+/// values are passed as doubles in the order of `params`.
+struct LoweredFunction {
+  std::string name;  // for messages
+  Stmt body;
+  std::vector<InputDecl> inputs;
+  std::vector<ExternalBuffer> buffers;
+  std::vector<ParamDecl> params;
+};
+
+/// The generated function: returns an ErrorCode.
+using EntryPoint = int32_t (*)(const BufferDescriptor* buffers, const double* params);
+
+/// Generates a module defining `symbol` with the EntryPoint signature (plus private
+/// closure functions for parallel loops). Throws InternalError on IR it cannot handle
+/// (an unbound variable, a Provide to an unknown buffer, a type mismatch).
+std::unique_ptr<llvm::Module> generate_module(const LoweredFunction& f, const std::string& symbol,
+                                              llvm::LLVMContext& context);
+
+/// A descriptor of a Buffer (which must outlive every use of the descriptor).
+BufferDescriptor describe(Buffer& buffer);
+BufferDescriptor describe(const Buffer& buffer);
+
+}  // namespace stipple::codegen
+
+// Runtime helpers the generated code calls (resolved by the JIT to these definitions).
+extern "C" {
+/// 64-byte aligned allocation (nullptr on failure); bytes may be 0.
+void* stipple_malloc(int64_t bytes);
+void stipple_free(void* p);
+/// The lower median of n doubles (element (n-1)/2 in sorted order, NaN last), exactly
+/// as the reference evaluator selects it; reorders `values`.
+double stipple_median_f64(double* values, int64_t n);
+}

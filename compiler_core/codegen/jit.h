@@ -1,0 +1,82 @@
+// The JIT: compiles a LoweredFunction for the host CPU (its name and ISA features, so
+// AVX2 / AVX-512 or NEON are used where present) with ORC LLJIT, at -O3.
+//
+//   auto jit = JitCompiler::create();             // once per process (or per worker)
+//   auto fn = jit->compile(lowered);              // any thread; compiles run concurrently
+//   int32_t rc = fn->entry()(descriptors, params);
+//   // destroying `fn` removes its code from the JIT
+//
+// Each compile gets its own LLVMContext and TargetMachine, so two threads may compile at
+// once; the code lives in the shared JITDylib under a unique symbol until the
+// CompiledFunction (and with it its ResourceTracker) is destroyed.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <string>
+
+#include "compiler_core/codegen/codegen_llvm.h"
+
+namespace stipple::codegen {
+
+/// Where the compile time went, in milliseconds.
+struct CompileStats {
+  double generate_ms = 0;  // Stipple IR -> LLVM IR (and verification)
+  double optimize_ms = 0;  // the -O3 pass pipeline
+  double codegen_ms = 0;   // LLVM IR -> object code
+  double link_ms = 0;      // adding the object to the JIT and resolving the symbol
+  double total_ms = 0;
+};
+
+class JitCompiler;
+
+/// Compiled code, kept alive until this is destroyed.
+class CompiledFunction {
+ public:
+  ~CompiledFunction();
+  CompiledFunction(const CompiledFunction&) = delete;
+  CompiledFunction& operator=(const CompiledFunction&) = delete;
+
+  EntryPoint entry() const { return entry_; }
+  int32_t operator()(const BufferDescriptor* buffers, const double* params) const {
+    return entry_(buffers, params);
+  }
+  const CompileStats& stats() const { return stats_; }
+  const std::string& symbol() const { return symbol_; }
+
+ private:
+  friend class JitCompiler;
+  struct Tracker;
+  CompiledFunction() = default;
+  EntryPoint entry_ = nullptr;
+  CompileStats stats_;
+  std::string symbol_;
+  std::unique_ptr<Tracker> tracker_;
+};
+
+class JitCompiler {
+ public:
+  /// A JIT for the host. Throws InternalError when LLVM cannot target the host.
+  static std::unique_ptr<JitCompiler> create();
+  ~JitCompiler();
+  JitCompiler(const JitCompiler&) = delete;
+  JitCompiler& operator=(const JitCompiler&) = delete;
+
+  /// Generates, optimises and links `f`. Throws InternalError on IR the generator cannot
+  /// handle or an LLVM failure. Thread-safe.
+  std::unique_ptr<CompiledFunction> compile(const LoweredFunction& f);
+
+  /// The LLVM IR of `f`, optimised or not (for debugging and tests).
+  std::string llvm_ir(const LoweredFunction& f, bool optimized);
+
+  const std::string& host_cpu() const;
+  /// The host's features as LLVM spells them ("+avx2,+fma,-avx512f,...").
+  const std::string& host_features() const;
+
+ private:
+  struct Impl;
+  explicit JitCompiler(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace stipple::codegen
