@@ -1,0 +1,30 @@
+// Random legal schedules over a pipeline, for property tests (parse(print(s)) == s,
+// proto round trips, lowering equals the reference evaluator) and as the search's
+// starting population. Every schedule returned passes check_schedule: each choice is
+// tried against the same rules and dropped when they reject it.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "compiler_core/ir/pipeline.h"
+#include "compiler_core/schedule/schedule.h"
+
+namespace stipple {
+
+struct RandomScheduleOptions {
+  int max_directives_per_stage = 4;
+  /// Split and tile factors are drawn from 1..max_factor (vector widths from 2..16, unroll
+  /// factors from 2..4).
+  int max_factor = 64;
+  /// Probability that a func gets an explicit compute level, and that a func with a
+  /// compute_at level also gets a different store level.
+  double level_probability = 0.7;
+  double store_probability = 0.5;
+};
+
+/// A random schedule that check_schedule accepts for p.
+Schedule random_schedule(const Pipeline& p, std::mt19937_64& rng,
+                         const RandomScheduleOptions& options = {});
+
+}  // namespace stipple

@@ -1,0 +1,379 @@
+// Loop nests of stages: default order, dependence analysis of updates, and the stage
+// directives split, tile, reorder, vectorize, parallel and unroll (rules: LOOPS.md).
+#include "compiler_core/schedule/schedule_loops.h"
+
+#include <algorithm>
+
+#include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/ir/ir_visitor.h"
+
+namespace stipple {
+
+int StageLoopNest::find(const std::string& name) const {
+  for (size_t i = 0; i < loops.size(); ++i) {
+    if (loops[i].name == name) return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string StageLoopNest::describe() const {
+  std::string out;
+  for (const Loop& l : loops) {
+    if (!out.empty()) out += ", ";
+    out += l.name;
+  }
+  return out.empty() ? "none" : out;
+}
+
+namespace {
+
+// Self-reads of the func being updated, and the names bound by reductions in the value.
+class SelfReads : public IRVisitor {
+ public:
+  explicit SelfReads(const std::string& func) : func_(func) {}
+  std::vector<const Call*> reads;
+  std::vector<std::string> bound;
+
+  using IRVisitor::visit;
+  void visit(const Call* op) override {
+    if (op->call_type == CallType::Func && op->name == func_) reads.push_back(op);
+    IRVisitor::visit(op);
+  }
+  void visit(const Reduce* op) override {
+    for (const ReductionVariable& rv : op->domain) bound.push_back(rv.name);
+    IRVisitor::visit(op);
+  }
+  void visit(const Let* op) override {
+    bound.push_back(op->name);
+    IRVisitor::visit(op);
+  }
+
+ private:
+  const std::string& func_;
+};
+
+bool is_var(const Expr& e, const std::string& name) {
+  const Variable* v = e.as<Variable>();
+  return v && v->name == name;
+}
+
+// Why iterating `var` of update u in another order could change the result, or "" when
+// it cannot: `var` must stand bare at some position i of the left side (so different
+// iterations write different sites) and every self-read must read position i at `var`
+// itself (so an iteration reads only sites that it alone writes).
+std::string dependence_reason(const Func& f, const UpdateDef& u, const std::string& var,
+                              const SelfReads& reads) {
+  int pos = -1;
+  for (size_t i = 0; i < u.args.size(); ++i) {
+    if (is_var(u.args[i], var)) {
+      pos = static_cast<int>(i);
+      break;
+    }
+  }
+  if (pos < 0) {
+    return "different iterations of '" + var + "' may write the same site of '" + f.name + "'";
+  }
+  if (std::find(reads.bound.begin(), reads.bound.end(), var) != reads.bound.end()) {
+    return "its value binds another '" + var + "'";
+  }
+  for (const Call* c : reads.reads) {
+    if (!is_var(c->args[pos], var)) {
+      return "it reads " + to_string(Expr(c)) + ", another site along '" + var + "'";
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+StageLoopNest default_loop_nest(const Func& f, int stage) {
+  STIPPLE_INTERNAL_CHECK(stage >= 0 && stage < stage_count(f), "no stage " + std::to_string(stage));
+  StageLoopNest nest;
+  auto add = [&](const std::string& name, bool reduction) {
+    Loop l;
+    l.name = name;
+    l.origin = name;
+    l.reduction = reduction;
+    nest.loops.push_back(l);
+    nest.ever.push_back(name);
+  };
+  if (stage == 0) {
+    for (const std::string& a : f.args) add(a, false);
+    return nest;
+  }
+  const UpdateDef& u = f.updates[stage - 1];
+  for (const ReductionVariable& rv : u.domain) add(rv.name, true);
+  for (const Expr& a : u.args) {
+    const Variable* v = a.as<Variable>();
+    if (v && v->kind == VarKind::Pure) add(v->name, false);
+  }
+  SelfReads reads(f.name);
+  u.value.accept(&reads);
+  for (Loop& l : nest.loops) l.dependent = !dependence_reason(f, u, l.origin, reads).empty();
+  return nest;
+}
+
+namespace {
+
+class DirectiveApplier {
+ public:
+  DirectiveApplier(StageLoopNest& nest, const Func& f, int stage, bool is_output,
+                   const Directive& d, const SourceText& source)
+      : nest_(nest), f_(f), stage_(stage), is_output_(is_output), d_(d), source_(source) {}
+
+  void run() {
+    const std::string& n = d_.name;
+    if (n == "split") return split(0, 1, 2, 3, 4);
+    if (n == "tile") return tile();
+    if (n == "reorder") return reorder(d_.args.size());
+    if (n == "vectorize") return vectorize();
+    if (n == "parallel") return parallel();
+    if (n == "unroll") return unroll();
+    STIPPLE_INTERNAL_CHECK(false, "stage directive " + n + " has no meaning in the checker");
+  }
+
+ private:
+  [[noreturn]] void error(SourceLoc loc, const std::string& message) const {
+    source_.error(loc, message);
+  }
+  SourceLoc arg_loc(size_t i) const { return d_.args[i].loc; }
+  std::string stage() const { return "'" + stage_name(f_.name, stage_) + "'"; }
+
+  // The index of the loop named by argument i, or an error saying which loops exist.
+  int loop_arg(size_t i) const {
+    const std::string& name = d_.var(i);
+    // Lane loops ("x.vector") are not identifiers: the text cannot name them, and neither
+    // may a schedule built in code.
+    int idx = name.find('.') == std::string::npos ? nest_.find(name) : -1;
+    if (idx >= 0) return idx;
+    for (auto it = nest_.splits.rbegin(); it != nest_.splits.rend(); ++it) {
+      if (it->old_var == name && it->outer != name) {
+        error(arg_loc(i), "loop '" + name + "' of " + stage() + " was split into '" + it->outer +
+                              "' and '" + it->inner + "'; name one of those");
+      }
+    }
+    error(arg_loc(i), stage() + " has no loop '" + name +
+                          "' here; its loops, innermost first, are " + nest_.describe());
+  }
+
+  bool ever(const std::string& name) const {
+    return std::find(nest_.ever.begin(), nest_.ever.end(), name) != nest_.ever.end();
+  }
+
+  void fresh(size_t i, const std::string& allowed_old) const {
+    const std::string& name = d_.var(i);
+    if (name != allowed_old && ever(name)) {
+      error(arg_loc(i),
+            "'" + name + "' already names a loop of " + stage() + "; new loops need new names");
+    }
+  }
+
+  std::string dependence_text(const Loop& l) const {
+    const UpdateDef& u = f_.updates[stage_ - 1];
+    SelfReads reads(f_.name);
+    u.value.accept(&reads);
+    return dependence_reason(f_, u, l.origin, reads);
+  }
+
+  void require_independent(int idx, size_t arg, const char* verb) const {
+    const Loop& l = nest_.loops[idx];
+    if (!l.dependent) return;
+    error(arg_loc(arg), std::string("cannot ") + verb + " loop '" + l.name + "' of " + stage() +
+                            ": the update carries a dependence along '" + l.origin + "' (" +
+                            dependence_text(l) + ")");
+  }
+
+  void require_not_parallel(int idx, size_t arg, const char* verb) const {
+    if (nest_.loops[idx].for_type == ForType::Parallel) {
+      error(arg_loc(arg), "loop '" + nest_.loops[idx].name + "' is already parallel; " + verb +
+                              " it before making it parallel");
+    }
+  }
+
+  TailStrategy tail_arg(size_t i) const {
+    if (i >= d_.args.size()) return TailStrategy::Auto;
+    std::optional<TailStrategy> t = parse_tail_strategy(d_.var(i));
+    if (!t) {
+      error(arg_loc(i), "unknown tail strategy '" + d_.var(i) +
+                            "'; use auto, round_up, guard_with_if or shift_inwards");
+    }
+    if (*t == TailStrategy::RoundUp && is_output_) {
+      error(arg_loc(i),
+            "round_up would write past the edge of the output buffer; use auto, guard_with_if "
+            "or shift_inwards");
+    }
+    if ((*t == TailStrategy::RoundUp || *t == TailStrategy::ShiftInwards) && stage_ > 0) {
+      error(arg_loc(i), std::string(tail_strategy_name(*t)) +
+                            " would run some iterations of an update twice or outside its "
+                            "domain; use auto or guard_with_if");
+    }
+    return *t;
+  }
+
+  // Replaces the loop at idx by `inner` (same position) with `outer` just outside it.
+  void do_split(int idx, const std::string& outer, const std::string& inner, int64_t factor,
+                TailStrategy tail, ForType inner_type) {
+    Loop o = nest_.loops[idx];
+    Loop in = o;
+    SplitStep step{o.name, outer, inner, factor, tail};
+    o.name = outer;
+    in.name = inner;
+    if (inner_type != ForType::Serial) {
+      in.for_type = inner_type;
+      in.lanes = factor;
+    }
+    nest_.loops[idx] = in;
+    nest_.loops.insert(nest_.loops.begin() + idx + 1, o);
+    nest_.splits.push_back(step);
+    if (!ever(outer)) nest_.ever.push_back(outer);
+    nest_.ever.push_back(inner);
+  }
+
+  void split(size_t a_old, size_t a_outer, size_t a_inner, size_t a_factor, size_t a_tail) {
+    int idx = loop_arg(a_old);
+    require_not_parallel(idx, a_old, "split");
+    const std::string old = d_.var(a_old);
+    const std::string& outer = d_.var(a_outer);
+    const std::string& inner = d_.var(a_inner);
+    if (inner == outer) {
+      error(arg_loc(a_inner), "the outer and inner loops of a split need different names");
+    }
+    if (inner == old) {
+      error(arg_loc(a_inner),
+            "the inner loop needs a new name; only the outer loop may keep the name '" + old + "'");
+    }
+    fresh(a_outer, old);
+    fresh(a_inner, "");
+    int64_t factor = d_.integer(a_factor);
+    if (factor < 1) {
+      error(arg_loc(a_factor),
+            "the split factor must be positive, found " + std::to_string(factor));
+    }
+    TailStrategy tail = tail_arg(a_tail);
+    do_split(idx, outer, inner, factor, tail, ForType::Serial);
+  }
+
+  void tile() {
+    if (d_.var(0) == d_.var(1)) error(arg_loc(1), "tile needs two different loops");
+    for (size_t i = 2; i < 6; ++i) {
+      for (size_t j = 2; j < i; ++j) {
+        if (d_.var(i) == d_.var(j)) {
+          error(arg_loc(i), "'" + d_.var(i) +
+                                "' is given twice; the four new loops of a tile need "
+                                "different names");
+        }
+      }
+    }
+    loop_arg(1);  // report a missing y before changing anything
+    split(0, 2, 4, 6, 8);
+    split(1, 3, 5, 7, 8);
+    // reorder(xi, yi, xo, yo)
+    reorder_names({d_.var(4), d_.var(5), d_.var(2), d_.var(3)});
+  }
+
+  void reorder(size_t n) {
+    std::vector<std::string> names;
+    for (size_t i = 0; i < n; ++i) {
+      loop_arg(i);
+      for (size_t j = 0; j < i; ++j) {
+        if (d_.var(j) == d_.var(i))
+          error(arg_loc(i), "'" + d_.var(i) + "' appears twice in reorder");
+      }
+      names.push_back(d_.var(i));
+    }
+    reorder_names(names);
+  }
+
+  void reorder_names(const std::vector<std::string>& names) {
+    std::vector<int> positions;
+    for (const std::string& n : names) positions.push_back(nest_.find(n));
+    std::vector<Loop> moved;
+    for (int p : positions) moved.push_back(nest_.loops[p]);
+    std::sort(positions.begin(), positions.end());
+    std::vector<Loop> before = nest_.loops;
+    for (size_t i = 0; i < positions.size(); ++i) nest_.loops[positions[i]] = moved[i];
+    // Loops along which the update carries a dependence keep their relative order.
+    std::vector<const Loop*> old_dep, new_dep;
+    for (const Loop& l : before) {
+      if (l.dependent) old_dep.push_back(&l);
+    }
+    for (const Loop& l : nest_.loops) {
+      if (l.dependent) new_dep.push_back(&l);
+    }
+    for (size_t i = 0; i < old_dep.size(); ++i) {
+      if (old_dep[i]->name != new_dep[i]->name) {
+        error(d_.loc, "this reorder would change the order of loops '" + old_dep[i]->name +
+                          "' and '" + new_dep[i]->name + "' of " + stage() +
+                          ", which carries a dependence along '" + old_dep[i]->origin + "' (" +
+                          dependence_text(*old_dep[i]) + ")");
+      }
+    }
+  }
+
+  void vectorize() {
+    int idx = loop_arg(0);
+    int64_t width = d_.integer(1);
+    if (width < 2 || width > 64 || (width & (width - 1)) != 0) {
+      error(arg_loc(1),
+            "the vector width must be a power of two from 2 to 64, found " + std::to_string(width));
+    }
+    require_independent(idx, 0, "vectorize");
+    require_not_parallel(idx, 0, "vectorize");
+    if (idx != 0) {
+      error(arg_loc(0), "only the innermost loop can be vectorized; '" + d_.var(0) + "' of " +
+                            stage() + " has '" + nest_.loops[0].name +
+                            "' inside it (loops, innermost first: " + nest_.describe() + ")");
+    }
+    do_split(idx, d_.var(0), d_.var(0) + ".vector", width, TailStrategy::Auto, ForType::Vectorized);
+  }
+
+  void parallel() {
+    int idx = loop_arg(0);
+    require_independent(idx, 0, "parallelize");
+    if (nest_.loops[idx].for_type == ForType::Parallel) {
+      error(arg_loc(0), "loop '" + d_.var(0) + "' is already parallel");
+    }
+    nest_.loops[idx].for_type = ForType::Parallel;
+  }
+
+  void unroll() {
+    int idx = loop_arg(0);
+    int64_t n = d_.integer(1);
+    if (n < 2 || n > 64) {
+      error(arg_loc(1), "the unroll factor must be from 2 to 64, found " + std::to_string(n));
+    }
+    require_not_parallel(idx, 0, "unroll");
+    std::string inner = d_.var(0) + ".unroll";
+    if (ever(inner)) error(arg_loc(0), "loop '" + d_.var(0) + "' is already unrolled");
+    do_split(idx, d_.var(0), inner, n, TailStrategy::Auto, ForType::Unrolled);
+  }
+
+  StageLoopNest& nest_;
+  const Func& f_;
+  int stage_;
+  bool is_output_;
+  const Directive& d_;
+  const SourceText& source_;
+};
+
+}  // namespace
+
+void apply_stage_directive(StageLoopNest& nest, const Func& f, int stage, bool is_output,
+                           const Directive& d, const SourceText& source) {
+  DirectiveApplier(nest, f, stage, is_output, d, source).run();
+}
+
+StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& f, int stage,
+                              const SourceText& source) {
+  StageLoopNest nest = default_loop_nest(f, stage);
+  const FuncSchedule* fs = s.find(f.name);
+  if (!fs) return nest;
+  auto it = fs->stages.find(stage);
+  if (it == fs->stages.end()) return nest;
+  for (const Directive& d : it->second.directives) {
+    apply_stage_directive(nest, f, stage, f.name == p.output.func, d, source);
+  }
+  return nest;
+}
+
+}  // namespace stipple

@@ -1,0 +1,290 @@
+// The schedule checker: legal schedules pass and resolve to the documented loop nests
+// (LOOPS.md); each illegal schedule fails with one message at the exact line:col, in
+// the manner of tests/compiler_core/language/error_test.cpp.
+#include "compiler_core/schedule/schedule_checker.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/schedule/schedule_loops.h"
+#include "compiler_core/schedule/schedule_parser.h"
+
+namespace stipple {
+namespace {
+
+// A blur (A along x, B along y, B inlined by default), a scan (update along rvar r that
+// reads r - 1; y is independent), a histogram (rvars x, y write data-dependent sites).
+const char* kPipeline = R"(pipeline p
+input in : f32[x, y, c]
+func A(x, y, c) = in(x - 1, y, c) + in(x + 1, y, c)
+func B(x, y, c) = A(x, y - 1, c) + A(x, y + 1, c)
+func scan(x, y) = in(x, y, 0)
+scan(r, y) = scan(r, y) + scan(r - 1, y) for r in 1..in.width-1
+func hist(i) = 0
+hist(clamp(i32(in(x, y, 0) * 255.0), 0, 255)) += 1 for x in in, y in in
+func out(x, y, c) = B(x, y, c) + scan(x, y) + f32(hist(clamp(x, 0, 255)))
+output out
+)";
+
+const Pipeline& pipeline() {
+  static const Pipeline p = compile_pipeline(kPipeline, "p.stp");
+  return p;
+}
+
+std::string loops(const std::string& text, const std::string& func, int stage) {
+  Schedule s = compile_schedule(text, "s", pipeline());
+  SourceText src(text, "s");
+  return stage_loop_nest(s, pipeline(), *pipeline().find_func(func), stage, src).describe();
+}
+
+TEST(ScheduleChecker, AcceptsLegalSchedules) {
+  const char* ok[] = {
+      "",
+      "out.tile(x, y, xo, yo, xi, yi, 256, 32).parallel(yo).vectorize(xi, 8)\n"
+      "A.compute_at(out, yi).store_at(out, yo).vectorize(x, 8)\n",
+      "B.compute_root().parallel(c)\nA.compute_at(B, y).store_at(B, c)\n",
+      "B.compute_at(out, y)\nA.compute_at(B, y).store_at(out, c)\n",
+      "A.compute_at(out, x).store_root()\n",
+      "scan.update(0).parallel(y).split(r, ro, ri, 16).unroll(ri, 4)\n",
+      "scan.update(0).reorder(y, r)\n",
+      "scan.compute_at(out, y).vectorize(x, 4)\nscan.update(0).reorder(y, r).vectorize(y, 8)\n",
+      "hist.update(0).unroll(x, 2).split(y, yo, yi, 7, guard_with_if)\n",
+      "hist.compute_root().parallel(i)\n",
+      "out.split(x, x, xi, 16).compute_root().reorder(c, xi, x, y)\n",
+      "A.compute_inline()\nB.compute_inline()\nout.compute_root().store_root()\n",
+      "out.split(y, yo, yi, 8, shift_inwards).split(x, xo, xi, 8, guard_with_if)\n"
+      "A.compute_root().split(x, xo, xi, 8, round_up)\n",
+      "out.vectorize(x, 8).unroll(x, 2).parallel(y)\n",
+  };
+  for (const char* text : ok) {
+    EXPECT_NO_THROW(compile_schedule(text, "s", pipeline())) << text;
+  }
+}
+
+TEST(ScheduleChecker, LoopNestsFollowLoopsMd) {
+  EXPECT_EQ(loops("", "out", 0), "x, y, c");
+  EXPECT_EQ(loops("", "scan", 1), "r, y");
+  EXPECT_EQ(loops("", "hist", 0), "i");
+  EXPECT_EQ(loops("", "hist", 1), "x, y");
+  EXPECT_EQ(
+      loops("out.tile(x, y, xo, yo, xi, yi, 256, 32).parallel(yo).vectorize(xi, 8)", "out", 0),
+      "xi.vector, xi, yi, xo, yo, c");
+  EXPECT_EQ(loops("out.split(x, x, xi, 4).reorder(c, xi)", "out", 0), "c, x, y, xi");
+  EXPECT_EQ(loops("out.reorder(c, y, x)", "out", 0), "c, y, x");
+  EXPECT_EQ(loops("out.unroll(y, 2).vectorize(x, 4)", "out", 0), "x.vector, x, y.unroll, y, c");
+  Schedule s = compile_schedule(
+      "out.tile(x, y, xo, yo, xi, yi, 256, 32).parallel(yo).vectorize(xi, 8)", "s", pipeline());
+  SourceText src("", "s");
+  StageLoopNest n = stage_loop_nest(s, pipeline(), *pipeline().find_func("out"), 0, src);
+  ASSERT_EQ(n.splits.size(), 3u);
+  EXPECT_EQ(n.splits[0].old_var, "x");
+  EXPECT_EQ(n.splits[0].outer, "xo");
+  EXPECT_EQ(n.splits[0].inner, "xi");
+  EXPECT_EQ(n.splits[0].factor, 256);
+  EXPECT_EQ(n.splits[1].factor, 32);
+  EXPECT_EQ(n.splits[2].inner, "xi.vector");
+  EXPECT_EQ(n.loops[0].for_type, ForType::Vectorized);
+  EXPECT_EQ(n.loops[0].lanes, 8);
+  EXPECT_EQ(n.loops[0].origin, "x");
+  EXPECT_EQ(n.loops[4].for_type, ForType::Parallel);
+  StageLoopNest sc = default_loop_nest(*pipeline().find_func("scan"), 1);
+  EXPECT_TRUE(sc.loops[0].reduction && sc.loops[0].dependent);
+  EXPECT_FALSE(sc.loops[1].reduction || sc.loops[1].dependent);
+}
+
+TEST(ScheduleChecker, EffectiveLevels) {
+  Schedule s = compile_schedule("A.compute_at(out, y)\n", "s", pipeline());
+  const Pipeline& p = pipeline();
+  EXPECT_EQ(effective_compute_level(s, p, *p.find_func("A")), LoopLevel::at("out", 0, "y"));
+  EXPECT_EQ(effective_store_level(s, p, *p.find_func("A")), LoopLevel::at("out", 0, "y"));
+  EXPECT_EQ(effective_compute_level(s, p, *p.find_func("B")), LoopLevel::inlined());
+  EXPECT_EQ(effective_compute_level(s, p, *p.find_func("scan")), LoopLevel::root());
+  EXPECT_EQ(effective_compute_level(s, p, *p.find_func("out")), LoopLevel::root());
+}
+
+struct CheckCase {
+  const char* name;
+  const char* schedule;
+  int line, col;
+  const char* message;
+};
+
+const CheckCase kCases[] = {
+    // Funcs and stages
+    {"unknown_func", "out.parallel(y)\nC.compute_root()", 2, 1,
+     "unknown func 'C'; the pipeline's funcs are A, B, scan, hist, out"},
+    {"input", "in.compute_root()", 1, 1, "'in' is an input; only funcs are scheduled"},
+    {"unknown_update", "scan.update(1).parallel(y)", 1, 1,
+     "'scan' has 1 update definition; update(1) does not exist"},
+    {"no_updates", "A.compute_root()\nA.update(0).parallel(y)", 2, 1,
+     "'A' has no update definitions; update(0) does not exist"},
+    // Levels of one func
+    {"output_compute_at", "out.compute_at(B, x)", 1, 5,
+     "the output func 'out' is always computed at root"},
+    {"output_inline", "out.compute_inline()", 1, 5,
+     "the output func 'out' is always computed at root"},
+    {"output_store_at", "out.store_at(B, x)", 1, 5,
+     "the output func 'out' is always stored at root"},
+    {"inline_with_updates", "hist.compute_inline()", 1, 6,
+     "'hist' has update definitions, so it cannot be inlined"},
+    {"inlined_store", "A.store_root()", 1, 3,
+     "'A' is inlined, so it has no storage to place; give it compute_root() or compute_at(...)"},
+    {"inlined_directives", "A.vectorize(x, 4)", 1, 3,
+     "'A' is inlined, so it has no loops to schedule"},
+    // Directives
+    {"unknown_loop", "out.split(z, zo, zi, 4)", 1, 11,
+     "'out' has no loop 'z' here; its loops, innermost first, are x, y, c"},
+    {"split_away", "out.split(x, xo, xi, 4).parallel(x)", 1, 34,
+     "loop 'x' of 'out' was split into 'xo' and 'xi'; name one of those"},
+    {"same_new_names", "out.split(x, xo, xo, 4)", 1, 18,
+     "the outer and inner loops of a split need different names"},
+    {"inner_keeps_name", "out.split(x, xo, x, 4)", 1, 18, "the inner loop needs a new name"},
+    {"name_taken", "out.split(x, y, xi, 4)", 1, 14, "'y' already names a loop of 'out'"},
+    {"name_taken_earlier", "out.split(x, xo, xi, 4).split(y, yo, xo, 4)", 1, 38,
+     "'xo' already names a loop of 'out'"},
+    {"zero_factor", "out.split(x, xo, xi, 0)", 1, 22, "the split factor must be positive, found 0"},
+    {"negative_factor", "out.split(x, xo, xi, -8)", 1, 22, "must be positive, found -8"},
+    {"bad_tail", "out.split(x, xo, xi, 8, sideways)", 1, 25,
+     "unknown tail strategy 'sideways'; use auto, round_up, guard_with_if or shift_inwards"},
+    {"round_up_output", "out.split(x, xo, xi, 8, round_up)", 1, 25,
+     "round_up would write past the edge of the output buffer"},
+    {"shift_update", "scan.update(0).split(y, yo, yi, 8, shift_inwards)", 1, 36,
+     "shift_inwards would run some iterations of an update twice"},
+    {"tile_same", "out.tile(x, x, xo, yo, xi, yi, 8, 8)", 1, 13, "tile needs two different loops"},
+    {"tile_names", "out.tile(x, y, xo, yo, xo, yi, 8, 8)", 1, 24,
+     "'xo' is given twice; the four new loops of a tile need different names"},
+    {"tile_factor", "out.tile(x, y, xo, yo, xi, yi, 8, 0)", 1, 35,
+     "the split factor must be positive"},
+    {"reorder_twice", "out.reorder(x, y, x)", 1, 19, "'x' appears twice in reorder"},
+    {"reorder_unknown", "out.reorder(x, q)", 1, 16, "'out' has no loop 'q' here"},
+    {"width_three", "out.vectorize(x, 3)", 1, 18,
+     "the vector width must be a power of two from 2 to 64, found 3"},
+    {"width_huge", "out.vectorize(x, 128)", 1, 18, "power of two from 2 to 64, found 128"},
+    {"vectorize_outer", "out.vectorize(y, 8)", 1, 15,
+     "only the innermost loop can be vectorized; 'y' of 'out' has 'x' inside it"},
+    {"vectorize_twice", "out.vectorize(x, 8).vectorize(x, 4)", 1, 31,
+     "only the innermost loop can be vectorized"},
+    {"parallel_twice", "out.parallel(y).parallel(y)", 1, 26, "loop 'y' is already parallel"},
+    {"split_parallel", "out.parallel(y).split(y, yo, yi, 8)", 1, 23,
+     "loop 'y' is already parallel; split it before making it parallel"},
+    {"unroll_one", "out.unroll(x, 1)", 1, 15, "the unroll factor must be from 2 to 64, found 1"},
+    {"unroll_twice", "out.unroll(x, 2).unroll(x, 2)", 1, 25, "loop 'x' is already unrolled"},
+    // Dependences of updates
+    {"vectorize_scan", "scan.update(0).vectorize(r, 4)", 1, 26,
+     "cannot vectorize loop 'r' of 'scan.update(0)': the update carries a dependence along 'r' "
+     "(it reads scan(r - 1, y), another site along 'r')"},
+    {"parallel_scan_split", "scan.update(0).split(r, ro, ri, 8).parallel(ro)", 1, 45,
+     "cannot parallelize loop 'ro' of 'scan.update(0)': the update carries a dependence along 'r'"},
+    {"parallel_hist", "hist.update(0).parallel(y)", 1, 25,
+     "cannot parallelize loop 'y' of 'hist.update(0)': the update carries a dependence along 'y' "
+     "(different iterations of 'y' may write the same site of 'hist')"},
+    {"reorder_hist", "hist.update(0).reorder(y, x)", 1, 16,
+     "this reorder would change the order of loops 'x' and 'y' of 'hist.update(0)'"},
+    {"tile_hist", "hist.update(0).tile(x, y, xo, yo, xi, yi, 4, 4)", 1, 16,
+     "this reorder would change the order of loops"},
+    {"vectorize_hist", "hist.update(0).vectorize(x, 8)", 1, 26, "cannot vectorize loop 'x'"},
+    // compute_at and store_at
+    {"compute_at_self", "A.compute_at(A, x)", 1, 3,
+     "'A' cannot be computed at one of its own loops"},
+    {"compute_at_unknown", "A.compute_at(Z, x)", 1, 3, "unknown func 'Z' in compute_at"},
+    {"compute_at_input", "A.compute_at(in, x)", 1, 3, "'in' is an input and has no loops"},
+    {"compute_at_bad_stage", "A.compute_at(out.update(0), x)", 1, 3,
+     "'out' has no stage out.update(0)"},
+    {"compute_at_inlined", "A.compute_at(B, y)", 1, 3,
+     "'B' is inlined, so it has no loops to compute 'A' at; give 'B' compute_root() or "
+     "compute_at(...)"},
+    {"compute_at_no_loop", "B.compute_root()\nA.compute_at(B, z)", 2, 3,
+     "'B' has no loop 'z'; its loops, innermost first, are x, y, c"},
+    {"compute_at_split_loop", "out.split(y, yo, yi, 8)\nA.compute_at(out, y)", 2, 3,
+     "loop 'y' of 'out' was split into 'yo' and 'yi'; name one of those"},
+    {"store_at_no_loop", "A.compute_at(out, y).store_at(out, q)", 1, 22, "'out' has no loop 'q'"},
+    {"not_a_consumer", "B.compute_root()\nscan.compute_at(B, y)", 2, 6,
+     "'B' does not use 'scan', directly or through other funcs"},
+    {"wrong_stage", "hist.compute_root()\nA.compute_at(hist.update(0), x)", 2, 3,
+     "'hist' does not use 'A'"},
+    {"use_outside", "B.compute_root()\nA.compute_at(out, y)", 2, 3,
+     "'A' is also used by 'B', outside loop 'y' of 'out'; every use of a func must be inside the "
+     "loop it is computed at"},
+    {"use_outside_inner", "B.compute_at(out, c)\nA.compute_at(out, y)", 2, 3,
+     "'A' is also used by 'B', outside loop 'y' of 'out'"},
+    {"cycle", "A.compute_at(B, x)\nB.compute_at(A, x)", 1, 3,
+     "compute_at cycle: 'A' is computed inside 'B', which is computed inside 'A'"},
+    {"store_inside_compute", "A.compute_at(out, y).store_at(out, x)", 1, 22,
+     "'A' is stored at loop 'x' of 'out', which is not outside loop 'y' of 'out' where it is "
+     "computed"},
+    {"store_inside_root", "A.compute_root().store_at(out, y)", 1, 18,
+     "'A' is stored at loop 'y' of 'out', inside its compute level (root)"},
+    {"store_other_branch", "B.compute_at(out, y)\nA.compute_at(out, y).store_at(B, c)", 2, 22,
+     "which is not outside loop 'y' of 'out'"},
+    {"parallel_between", "out.parallel(y)\nA.compute_at(out, x).store_at(out, c)", 2, 22,
+     "'A' is stored at loop 'c' of 'out' but computed inside the parallel loop 'y' of 'out', so "
+     "its threads would share one buffer"},
+    {"parallel_between_root", "out.parallel(c)\nA.compute_at(out, y).store_root()", 2, 22,
+     "computed inside the parallel loop 'c'"},
+};
+
+class CheckErrors : public ::testing::TestWithParam<CheckCase> {};
+
+TEST_P(CheckErrors, ReportExactLocation) {
+  const CheckCase& c = GetParam();
+  try {
+    compile_schedule(c.schedule, "bad.sched", pipeline());
+    FAIL() << "accepted: " << c.schedule;
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), c.line) << e.what();
+    EXPECT_EQ(e.col(), c.col) << e.what();
+    EXPECT_NE(e.message().find(c.message), std::string::npos) << e.what();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(All, CheckErrors, ::testing::ValuesIn(kCases),
+                         [](const auto& info) { return std::string(info.param.name); });
+
+TEST(ScheduleChecker, FirstErrorInTextOrder) {
+  try {
+    compile_schedule("out.parallel(q)\nZ.compute_root()\nA.vectorize(x, 3)", "s", pipeline());
+    FAIL();
+  } catch (const CompileError& e) {
+    // Funcs are checked before directives: Z is the first error.
+    EXPECT_EQ(e.line(), 2);
+  }
+  try {
+    compile_schedule("A.compute_root().vectorize(x, 3)\nout.parallel(q)", "s", pipeline());
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 1);
+  }
+}
+
+TEST(ScheduleChecker, WithoutSourceTheMessageStillHasTheReason) {
+  Schedule s = parse_schedule("out.vectorize(y, 8)", "x.sched");
+  try {
+    check_schedule(s, pipeline());
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.file(), "x.sched");
+    EXPECT_EQ(e.col(), 15);
+    EXPECT_NE(e.message().find("only the innermost loop"), std::string::npos);
+  }
+}
+
+TEST(ScheduleChecker, LaneLoopsCannotBeNamedFromCode) {
+  // The text cannot spell "x.vector", but a schedule built in code could.
+  Schedule s = parse_schedule("out.vectorize(x, 8)\nA.compute_at(out, x)", "s");
+  s.funcs.at("out").stages.at(0).directives.push_back(
+      Directive{"unroll", {ScheduleArg::make_name("x.vector"), ScheduleArg::make_int(2)}, {}});
+  EXPECT_THROW(check_schedule(s, pipeline()), CompileError);
+  s.funcs.at("out").stages.at(0).directives.pop_back();
+  EXPECT_NO_THROW(check_schedule(s, pipeline()));
+  s.funcs.at("A").compute->var = "x.vector";
+  EXPECT_THROW(check_schedule(s, pipeline()), CompileError);
+}
+
+TEST(ScheduleChecker, LoadScheduleFile) {
+  EXPECT_THROW(load_schedule_file("/nonexistent/s.sched", pipeline()), UserError);
+}
+
+}  // namespace
+}  // namespace stipple
