@@ -1,0 +1,604 @@
+// Symbolic interval arithmetic over Exprs (rules: the interp version, see the header).
+#include "compiler_core/lowering/bounds_inference.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstdint>
+
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_equality.h"
+#include "compiler_core/ir/ir_visitor.h"
+
+namespace stipple::lowering {
+
+namespace {
+
+Expr i32(int64_t v) { return IntImm::make(Int32(), v); }
+Expr f64(double v) { return FloatImm::make(Float64(), v); }
+
+bool is_const(const Expr& e, int64_t* v) {
+  const IntImm* imm = e.as<IntImm>();
+  if (imm && e.type() == Int32()) {
+    *v = imm->value;
+    return true;
+  }
+  return false;
+}
+
+// Whether e has at most `budget` nodes (counting shared nodes each time they are reached),
+// so that structural comparisons never walk a large DAG as a tree.
+bool small(const Expr& e, int& budget) {
+  if (--budget < 0) return false;
+  switch (e.node_type()) {
+    case IRNodeType::Cast: return small(e.as<Cast>()->value, budget);
+#define STIPPLE_SMALL(N) \
+  case IRNodeType::N: return small(e.as<N>()->a, budget) && small(e.as<N>()->b, budget);
+      STIPPLE_SMALL(Add)
+      STIPPLE_SMALL(Sub)
+      STIPPLE_SMALL(Mul)
+      STIPPLE_SMALL(Div)
+      STIPPLE_SMALL(Mod)
+      STIPPLE_SMALL(Min)
+      STIPPLE_SMALL(Max)
+#undef STIPPLE_SMALL
+    case IRNodeType::IntImm:
+    case IRNodeType::FloatImm:
+    case IRNodeType::Variable:
+    case IRNodeType::Param:
+    case IRNodeType::InputExtent: return true;
+    default: return false;
+  }
+}
+
+}  // namespace
+
+bool cheap_equal(const Expr& a, const Expr& b) {
+  if (a.same_as(b)) return true;
+  int ba = 64, bb = 64;
+  return small(a, ba) && small(b, bb) && equal(a, b);
+}
+
+namespace {
+
+// Constructors that fold i32 constants and drop identities, so that bounds stay small
+// and equal bounds from different call sites are recognisably equal.
+Expr fold(IRNodeType op, const Expr& a, const Expr& b) {
+  int64_t x = 0, y = 0;
+  bool ca = is_const(a, &x), cb = is_const(b, &y);
+  if (a.type() == Int32() && b.type() == Int32()) {
+    auto fits = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+    switch (op) {
+      case IRNodeType::Add:
+        if (ca && cb && fits(x + y)) return i32(x + y);
+        if (ca && x == 0) return b;
+        if (cb && y == 0) return a;
+        return Add::make(a, b);
+      case IRNodeType::Sub:
+        if (ca && cb && fits(x - y)) return i32(x - y);
+        if (cb && y == 0) return a;
+        if (cheap_equal(a, b)) return i32(0);
+        return Sub::make(a, b);
+      case IRNodeType::Mul:
+        if (ca && cb && fits(x * y)) return i32(x * y);
+        if ((ca && x == 0) || (cb && y == 0)) return i32(0);
+        if (ca && x == 1) return b;
+        if (cb && y == 1) return a;
+        return Mul::make(a, b);
+      case IRNodeType::Min:
+        if (ca && cb) return i32(std::min(x, y));
+        if (cheap_equal(a, b)) return a;
+        return Min::make(a, b);
+      case IRNodeType::Max:
+        if (ca && cb) return i32(std::max(x, y));
+        if (cheap_equal(a, b)) return a;
+        return Max::make(a, b);
+      default: break;
+    }
+  }
+  switch (op) {
+    case IRNodeType::Add: return Add::make(a, b);
+    case IRNodeType::Sub: return Sub::make(a, b);
+    case IRNodeType::Mul: return Mul::make(a, b);
+    case IRNodeType::Div: return Div::make(a, b);
+    case IRNodeType::Min: return cheap_equal(a, b) ? a : Min::make(a, b);
+    case IRNodeType::Max: return cheap_equal(a, b) ? a : Max::make(a, b);
+    default: break;
+  }
+  STIPPLE_INTERNAL_CHECK(false, "fold of another node");
+  return Expr();
+}
+
+Expr emin(const Expr& a, const Expr& b) {
+  if (!a.defined() || !b.defined()) return Expr();
+  if (a.same_as(b)) return a;
+  return fold(IRNodeType::Min, a, b);
+}
+Expr emax(const Expr& a, const Expr& b) {
+  if (!a.defined() || !b.defined()) return Expr();
+  if (a.same_as(b)) return a;
+  return fold(IRNodeType::Max, a, b);
+}
+template <typename Op>
+Expr bin(const Expr& a, const Expr& b) {
+  if (!a.defined() || !b.defined()) return Expr();
+  return fold(Op::kNodeType, a, b);
+}
+
+// Float ends move outward by a relative 2^-20 (as the interp version's `widen`), so that
+// rounding of the real computation in f32 never leaves the interval.
+Expr widen(const Expr& v, bool up) {
+  if (!v.defined()) return v;
+  if (const FloatImm* imm = v.as<FloatImm>()) {
+    double x = imm->value;
+    double d = std::abs(x) * 0x1p-20 + 0x1p-100;
+    return f64(up ? x + d : x - d);
+  }
+  Expr d =
+      Add::make(Mul::make(Call::make_intrinsic(Intrinsic::Abs, {v}), f64(0x1p-20)), f64(0x1p-100));
+  return up ? Add::make(v, d) : Sub::make(v, d);
+}
+SInterval widened(SInterval iv) {
+  iv.min = widen(iv.min, false);
+  iv.max = widen(iv.max, true);
+  if (!iv.min.defined() || !iv.max.defined()) iv.may_be_nan = true;
+  return iv;
+}
+
+SInterval int_range(Type t) {
+  if (t.is_bool()) return {i32(0), i32(1), false};
+  if (t.is_unsigned()) return {i32(0), i32(static_cast<int64_t>(t.max_value())), false};
+  if (t.is_int()) return {Expr(), Expr(), false};
+  return SInterval::everything();
+}
+
+}  // namespace
+
+SInterval SInterval::point(Expr e) {
+  Type t = e.type();
+  if (t.is_bool()) return {i32(0), i32(1), false};
+  if (t.is_float()) {
+    Expr v = t == Float64() ? e : Cast::make(Float64(), e);
+    return {v, v, false};
+  }
+  Expr v = t == Int32() ? e : Cast::make(Int32(), e);
+  return {v, v, false};
+}
+
+SInterval interval_union(const SInterval& a, const SInterval& b) {
+  return {emin(a.min, b.min), emax(a.max, b.max), a.may_be_nan || b.may_be_nan};
+}
+
+bool BoundsContext::available(const VarInfo& info) const {
+  if (info.never || info.path.size() > level_.size()) return false;
+  for (size_t i = 0; i < info.path.size(); ++i) {
+    if (info.path[i] != level_[i]) return false;
+  }
+  return true;
+}
+
+SInterval BoundsContext::variable(const std::string& name) {
+  for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+    if (it->first == name) return it->second;
+  }
+  auto found = table_.find(name);
+  if (found == table_.end() || available(found->second))
+    return SInterval::point(Variable::make(name));
+  auto memo = memo_.find(name);
+  if (memo != memo_.end()) return memo->second;
+  const VarInfo& info = found->second;
+  SInterval r;
+  if (info.kind == VarInfo::Kind::Loop) {
+    SInterval lo = interval_of(info.min);
+    SInterval hi = interval_of(bin<Sub>(bin<Add>(info.min, info.extent), i32(1)));
+    r = {lo.min, hi.max, false};
+  } else {
+    r = interval_of(info.min);
+    if (info.clamp_lo.defined()) {
+      Expr c = interval_of(info.clamp_lo).min;
+      r.min = r.min.defined() ? emax(r.min, c) : c;
+    }
+    if (info.clamp_hi.defined()) {
+      Expr c = interval_of(info.clamp_hi).max;
+      r.max = r.max.defined() ? emin(r.max, c) : c;
+    }
+  }
+  memo_[name] = r;
+  return r;
+}
+
+bool BoundsContext::invariant(const Expr& e) {
+  auto found = invariant_memo_.find(e.get());
+  if (found != invariant_memo_.end()) return found->second.second;
+  bool r = true;
+  switch (e.node_type()) {
+    case IRNodeType::Variable: {
+      const std::string& name = e.as<Variable>()->name;
+      for (const auto& s : scope_) {
+        if (s.first == name) r = false;
+      }
+      auto it = table_.find(name);
+      if (it != table_.end() && !available(it->second)) r = false;
+      break;
+    }
+    case IRNodeType::Call: {
+      const Call* op = e.as<Call>();
+      r = op->call_type == CallType::Intrinsic;
+      for (const Expr& a : op->args) r = r && invariant(a);
+      break;
+    }
+    case IRNodeType::Reduce:
+    case IRNodeType::Let: r = false; break;
+    case IRNodeType::Cast: r = invariant(e.as<Cast>()->value); break;
+    case IRNodeType::Not: r = invariant(e.as<Not>()->a); break;
+    case IRNodeType::Select: {
+      const Select* op = e.as<Select>();
+      r = invariant(op->condition) && invariant(op->true_value) && invariant(op->false_value);
+      break;
+    }
+#define STIPPLE_BINARY(N) \
+  case IRNodeType::N: r = invariant(e.as<N>()->a) && invariant(e.as<N>()->b); break;
+      STIPPLE_BINARY(Add)
+      STIPPLE_BINARY(Sub)
+      STIPPLE_BINARY(Mul)
+      STIPPLE_BINARY(Div)
+      STIPPLE_BINARY(Mod)
+      STIPPLE_BINARY(Min)
+      STIPPLE_BINARY(Max)
+      STIPPLE_BINARY(EQ)
+      STIPPLE_BINARY(NE)
+      STIPPLE_BINARY(LT)
+      STIPPLE_BINARY(LE)
+      STIPPLE_BINARY(GT)
+      STIPPLE_BINARY(GE)
+      STIPPLE_BINARY(And)
+      STIPPLE_BINARY(Or)
+#undef STIPPLE_BINARY
+    default: break;
+  }
+  // Variables bound by Reduce and Let nodes are unique, so a node's answer never changes
+  // within one context.
+  // The memo holds the node, so that its address is not reused by another node.
+  invariant_memo_[e.get()] = {e, r};
+  return r;
+}
+
+SInterval BoundsContext::interval_of(const Expr& e) {
+  // Definitions expanded from deeper levels are DAGs: each node is computed once.
+  auto found = interval_memo_.find(e.get());
+  if (found != interval_memo_.end()) return found->second.second;
+  SInterval r = invariant(e) ? SInterval::point(e) : compute(e);
+  interval_memo_[e.get()] = {e, r};
+  return r;
+}
+
+SInterval BoundsContext::compute(const Expr& e) {
+  Type t = e.type();
+  auto both = [&](const auto* op) { return std::pair{interval_of(op->a), interval_of(op->b)}; };
+  auto float_nan = [](const SInterval& a, const SInterval& b) {
+    return a.may_be_nan || b.may_be_nan || !a.bounded() || !b.bounded();
+  };
+  // Results of u8/u16 arithmetic may wrap: the type's range (as the interp's `fit`).
+  if (t.is_unsigned() && e.node_type() != IRNodeType::Cast &&
+      e.node_type() != IRNodeType::Variable) {
+    switch (e.node_type()) {
+      case IRNodeType::Min:
+      case IRNodeType::Max:
+      case IRNodeType::Select:
+      case IRNodeType::Let: break;
+      default: return int_range(t);
+    }
+  }
+  switch (e.node_type()) {
+    case IRNodeType::IntImm:
+    case IRNodeType::FloatImm:
+    case IRNodeType::Param:
+    case IRNodeType::InputExtent: return SInterval::point(e);
+    case IRNodeType::Variable: return variable(e.as<Variable>()->name);
+    case IRNodeType::Cast: {
+      const Cast* op = e.as<Cast>();
+      Type from = op->value.type();
+      if (t.is_bool()) return int_range(t);
+      SInterval a = interval_of(op->value);
+      if (t.is_int() && from.is_float()) {
+        SInterval r;
+        auto conv = [&](const Expr& v) {
+          Expr c = Cast::make(t, v);
+          return t == Int32() ? c : Cast::make(Int32(), c);
+        };
+        SInterval range = int_range(t);
+        r.min = a.min.defined() ? conv(a.min) : range.min;
+        r.max = a.max.defined() ? conv(a.max) : range.max;
+        if (a.may_be_nan) {
+          r.min = emin(r.min, i32(0));
+          r.max = emax(r.max, i32(0));
+        }
+        return r;
+      }
+      if (t.is_int()) {
+        // From an integer or bool: i32 keeps the range; narrower unsigned types keep it
+        // only from a narrower unsigned type (otherwise the value may wrap).
+        if (t == Int32()) return a;
+        if (from.is_bool() || (from.is_unsigned() && from.bits() <= t.bits())) return a;
+        return int_range(t);
+      }
+      // To a float.
+      SInterval r = a;
+      if (!from.is_float()) {
+        r.min = a.min.defined() ? Cast::make(Float64(), a.min) : Expr();
+        r.max = a.max.defined() ? Cast::make(Float64(), a.max) : Expr();
+      }
+      return widened(r);
+    }
+    case IRNodeType::Add:
+    case IRNodeType::Sub: {
+      bool add = e.node_type() == IRNodeType::Add;
+      auto [a, b] = add ? both(e.as<Add>()) : both(e.as<Sub>());
+      SInterval r;
+      if (add) {
+        r = {bin<Add>(a.min, b.min), bin<Add>(a.max, b.max), false};
+      } else {
+        r = {bin<Sub>(a.min, b.max), bin<Sub>(a.max, b.min), false};
+      }
+      if (t.is_float()) {
+        r.may_be_nan = float_nan(a, b);
+        return widened(r);
+      }
+      return r;
+    }
+    case IRNodeType::Mul: {
+      auto [a, b] = both(e.as<Mul>());
+      int64_t c = 0;
+      if (t == Int32()) {
+        if (is_const(a.min, &c) && is_const(a.max, &c) && a.min.same_as(a.max)) std::swap(a, b);
+        if (b.min.defined() && b.min.same_as(b.max) && is_const(b.min, &c)) {
+          if (c == 0) return SInterval::point(i32(0));
+          if (c > 0) return {bin<Mul>(a.min, b.min), bin<Mul>(a.max, b.min), false};
+          return {bin<Mul>(a.max, b.min), bin<Mul>(a.min, b.min), false};
+        }
+      }
+      if (!a.min.defined() || !a.max.defined() || !b.min.defined() || !b.max.defined()) {
+        return t.is_float() ? SInterval::everything() : int_range(t);
+      }
+      Expr c0 = Mul::make(a.min, b.min), c1 = Mul::make(a.min, b.max);
+      Expr c2 = Mul::make(a.max, b.min), c3 = Mul::make(a.max, b.max);
+      SInterval r{emin(emin(c0, c1), emin(c2, c3)), emax(emax(c0, c1), emax(c2, c3)), false};
+      if (t.is_float()) {
+        r.may_be_nan = float_nan(a, b);
+        return widened(r);
+      }
+      return r;
+    }
+    case IRNodeType::Div: {
+      const Div* op = e.as<Div>();
+      SInterval a = interval_of(op->a);
+      bool b_point = invariant(op->b);
+      if (t == Int32()) {
+        if (b_point) {
+          int64_t c = 0;
+          if (is_const(op->b, &c)) {
+            if (c == 0) return SInterval::point(i32(0));
+            if (c > 0) return {bin<Div>(a.min, op->b), bin<Div>(a.max, op->b), false};
+            return {bin<Div>(a.max, op->b), bin<Div>(a.min, op->b), false};
+          }
+          if (!a.min.defined() || !a.max.defined()) return int_range(t);
+          Expr q0 = Div::make(a.min, op->b), q1 = Div::make(a.max, op->b);
+          return {emin(q0, q1), emax(q0, q1), false};
+        }
+        if (!a.min.defined() || !a.max.defined()) return int_range(t);
+        // |floor(a / b)| <= |a| for every integer b (x / 0 == 0).
+        Expr m = emax(Max::make(a.min, Sub::make(i32(0), a.min)),
+                      Max::make(a.max, Sub::make(i32(0), a.max)));
+        return {Sub::make(i32(0), m), m, false};
+      }
+      if (t.is_float() && b_point && a.min.defined() && a.max.defined()) {
+        Expr b = SInterval::point(op->b).min;
+        Expr q0 = Div::make(a.min, b), q1 = Div::make(a.max, b);
+        SInterval r{emin(q0, q1), emax(q0, q1), true};
+        return widened(r);
+      }
+      return t.is_float() ? SInterval::everything() : int_range(t);
+    }
+    case IRNodeType::Mod: {
+      const Mod* op = e.as<Mod>();
+      SInterval b = interval_of(op->b);
+      if (t == Int32()) {
+        if (!b.min.defined() || !b.max.defined()) return {i32(0), Expr(), false};
+        Expr m = emax(Max::make(b.min, Sub::make(i32(0), b.min)),
+                      Max::make(b.max, Sub::make(i32(0), b.max)));
+        return {i32(0), Max::make(Sub::make(m, i32(1)), i32(0)), false};
+      }
+      if (t.is_float() && b.min.defined() && b.max.defined()) {
+        return {emin(b.min, f64(0)), emax(b.max, f64(0)), true};
+      }
+      return t.is_float() ? SInterval::everything() : int_range(t);
+    }
+    case IRNodeType::Min:
+    case IRNodeType::Max: {
+      bool is_min = e.node_type() == IRNodeType::Min;
+      auto [a, b] = is_min ? both(e.as<Min>()) : both(e.as<Max>());
+      SInterval r;
+      r.may_be_nan = a.may_be_nan || b.may_be_nan;
+      if (is_min) {
+        r.min = emin(a.min, b.min);
+        r.max = a.max.defined() ? (b.max.defined() ? emin(a.max, b.max) : a.max) : b.max;
+      } else {
+        r.max = emax(a.max, b.max);
+        r.min = a.min.defined() ? (b.min.defined() ? emax(a.min, b.min) : a.min) : b.min;
+      }
+      return r;
+    }
+    case IRNodeType::EQ:
+    case IRNodeType::NE:
+    case IRNodeType::LT:
+    case IRNodeType::LE:
+    case IRNodeType::GT:
+    case IRNodeType::GE:
+    case IRNodeType::And:
+    case IRNodeType::Or:
+    case IRNodeType::Not: return int_range(Bool());
+    case IRNodeType::Select: {
+      const Select* op = e.as<Select>();
+      return interval_union(interval_of(op->true_value), interval_of(op->false_value));
+    }
+    case IRNodeType::Call: {
+      const Call* op = e.as<Call>();
+      if (op->call_type != CallType::Intrinsic) return int_range(t);
+      SInterval a = interval_of(op->args[0]);
+      switch (op->intrinsic) {
+        case Intrinsic::Abs: {
+          if (!a.min.defined() || !a.max.defined()) return int_range(t);
+          Expr zero = t.is_float() ? f64(0) : i32(0);
+          Expr m = emax(Max::make(a.min, Sub::make(zero, a.min)),
+                        Max::make(a.max, Sub::make(zero, a.max)));
+          if (t.is_unsigned()) return int_range(t);
+          return {zero, m, a.may_be_nan};
+        }
+        case Intrinsic::Floor:
+        case Intrinsic::Ceil:
+        case Intrinsic::Round: {
+          SInterval r = a;
+          if (r.min.defined()) r.min = Call::make_intrinsic(Intrinsic::Floor, {r.min});
+          if (r.max.defined()) r.max = Call::make_intrinsic(Intrinsic::Ceil, {r.max});
+          return r;
+        }
+        case Intrinsic::Sqrt: {
+          SInterval r{a.min.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.min, f64(0))})
+                                      : f64(0),
+                      a.max.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.max, f64(0))})
+                                      : Expr(),
+                      true};
+          return widened(r);
+        }
+        case Intrinsic::Exp: {
+          SInterval r{a.min.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.min}) : f64(0),
+                      a.max.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.max}) : Expr(),
+                      a.may_be_nan};
+          return widened(r);
+        }
+        case Intrinsic::Log: {
+          SInterval r{Expr(),
+                      a.max.defined() ? Call::make_intrinsic(Intrinsic::Log, {a.max}) : Expr(),
+                      true};
+          return widened(r);
+        }
+        case Intrinsic::Sin:
+        case Intrinsic::Cos: return {f64(-1), f64(1), true};
+        case Intrinsic::Pow:
+        case Intrinsic::None: break;
+      }
+      return SInterval::everything();
+    }
+    case IRNodeType::Reduce: {
+      const Reduce* op = e.as<Reduce>();
+      bool possibly_empty = false;
+      std::vector<SInterval> ranges;
+      Expr count = i32(1);
+      for (const ReductionVariable& rv : op->domain) {
+        int64_t lo = 0, hi = 0;
+        if (!(is_const(rv.min, &lo) && is_const(rv.max, &hi) && lo <= hi)) possibly_empty = true;
+        SInterval r{interval_of(rv.min).min, interval_of(rv.max).max, false};
+        ranges.push_back(r);
+        count =
+            (r.min.defined() && r.max.defined() && count.defined())
+                ? Mul::make(count, Max::make(Add::make(Sub::make(r.max, r.min), i32(1)), i32(0)))
+                : Expr();
+      }
+      for (size_t i = 0; i < ranges.size(); ++i) push(op->domain[i].name, ranges[i]);
+      SInterval body = interval_of(op->body);
+      for (size_t i = 0; i < ranges.size(); ++i) pop();
+      Type bt = op->body.type();
+      switch (op->op) {
+        case ReduceOp::Sum: {
+          if (bt.is_unsigned()) return int_range(bt);
+          if (!count.defined()) return bt.is_float() ? SInterval::everything() : int_range(bt);
+          Expr n = bt.is_float() ? Cast::make(Float64(), count) : count;
+          Expr zero = bt.is_float() ? f64(0) : i32(0);
+          Expr k_lo = possibly_empty ? zero : body.min, k_hi = possibly_empty ? zero : body.max;
+          SInterval r{emin(k_lo, bin<Mul>(n, body.min)), emax(k_hi, bin<Mul>(n, body.max)),
+                      body.may_be_nan || !body.bounded()};
+          return bt.is_float() ? widened(r) : r;
+        }
+        case ReduceOp::Prod: return bt.is_float() ? SInterval::everything() : int_range(bt);
+        case ReduceOp::Minimum:
+        case ReduceOp::Maximum:
+        case ReduceOp::Median: {
+          if (!possibly_empty) return body;
+          SInterval empty;
+          if (op->op == ReduceOp::Median) {
+            empty = SInterval::point(make_zero(bt));
+          } else if (bt.is_unsigned()) {
+            empty = SInterval::point(
+                i32(op->op == ReduceOp::Minimum ? static_cast<int64_t>(bt.max_value()) : 0));
+          } else {
+            empty = {Expr(), Expr(), false};
+          }
+          return interval_union(body, empty);
+        }
+        case ReduceOp::ArgMin:
+          return {i32(-1), count.defined() ? Max::make(Sub::make(count, i32(1)), i32(-1)) : Expr(),
+                  false};
+      }
+      return SInterval::everything();
+    }
+    case IRNodeType::Let: {
+      const Let* op = e.as<Let>();
+      push(op->name, interval_of(op->value));
+      SInterval r = interval_of(op->body);
+      pop();
+      return r;
+    }
+    default: break;
+  }
+  STIPPLE_INTERNAL_CHECK(false, std::string("bounds of node ") + node_type_name(e.node_type()));
+  return SInterval::everything();
+}
+
+namespace {
+
+class CallWalker : public IRVisitor {
+ public:
+  CallWalker(BoundsContext& ctx,
+             const std::function<void(const Call*, const std::vector<SInterval>&)>& cb)
+      : ctx_(ctx), cb_(cb) {}
+  using IRVisitor::visit;
+  void visit(const Call* op) override {
+    if (op->call_type == CallType::Func) {
+      std::vector<SInterval> args;
+      for (const Expr& a : op->args) args.push_back(ctx_.interval_of(a));
+      cb_(op, args);
+    }
+    IRVisitor::visit(op);
+  }
+  void visit(const Reduce* op) override {
+    std::vector<SInterval> ranges;
+    for (const ReductionVariable& rv : op->domain) {
+      rv.min.accept(this);
+      rv.max.accept(this);
+      ranges.push_back({ctx_.interval_of(rv.min).min, ctx_.interval_of(rv.max).max, false});
+    }
+    for (size_t i = 0; i < ranges.size(); ++i) ctx_.push(op->domain[i].name, ranges[i]);
+    op->body.accept(this);
+    for (size_t i = 0; i < ranges.size(); ++i) ctx_.pop();
+  }
+  void visit(const Let* op) override {
+    op->value.accept(this);
+    ctx_.push(op->name, ctx_.interval_of(op->value));
+    op->body.accept(this);
+    ctx_.pop();
+  }
+
+ private:
+  BoundsContext& ctx_;
+  const std::function<void(const Call*, const std::vector<SInterval>&)>& cb_;
+};
+
+}  // namespace
+
+void for_each_func_call(const Expr& e, BoundsContext& ctx,
+                        const std::function<void(const Call*, const std::vector<SInterval>&)>& cb) {
+  CallWalker w(ctx, cb);
+  e.accept(&w);
+}
+
+}  // namespace stipple::lowering

@@ -1,0 +1,96 @@
+// Inlining of pure funcs and renaming of variables to names unique in the loop nest.
+#include "compiler_core/lowering/inline_functions.h"
+
+#include <vector>
+
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_mutator.h"
+
+namespace stipple::lowering {
+
+std::string NameGen::fresh(const std::string& base) {
+  return base + "$" + std::to_string(++counters_[base]);
+}
+
+namespace {
+
+class InlineAndQualify : public IRMutator {
+ public:
+  InlineAndQualify(const Pipeline& p, const std::set<std::string>& inlined,
+                   std::map<std::string, std::string> renames, NameGen& names)
+      : p_(p), inlined_(inlined), renames_(std::move(renames)), names_(names) {}
+
+  using IRMutator::visit;
+
+  Expr visit(const Variable* op) override {
+    auto it = renames_.find(op->name);
+    if (it == renames_.end() || it->second == op->name) return op;
+    return Variable::make(it->second, op->kind);
+  }
+
+  Expr visit(const Reduce* op) override {
+    // Domain bounds see the outer names; the body sees the fresh ones.
+    std::vector<ReductionVariable> domain;
+    for (const ReductionVariable& rv : op->domain) {
+      domain.push_back({rv.name, mutate(rv.min), mutate(rv.max)});
+    }
+    auto saved = renames_;
+    for (ReductionVariable& rv : domain) {
+      std::string fresh = names_.fresh(rv.name);
+      renames_[rv.name] = fresh;
+      rv.name = fresh;
+    }
+    Expr body = mutate(op->body);
+    renames_ = std::move(saved);
+    return Reduce::make(op->op, std::move(domain), body);
+  }
+
+  Expr visit(const Let* op) override {
+    Expr value = mutate(op->value);
+    auto saved = renames_;
+    std::string fresh = names_.fresh(op->name);
+    renames_[op->name] = fresh;
+    Expr body = mutate(op->body);
+    renames_ = std::move(saved);
+    return Let::make(fresh, value, body);
+  }
+
+  Expr visit(const Call* op) override {
+    bool changed = false;
+    std::vector<Expr> args = mutate_exprs(op->args, &changed);
+    if (op->call_type != CallType::Func || !inlined_.count(op->name)) {
+      if (!changed) return op;
+      if (op->call_type == CallType::Intrinsic) return Call::make_intrinsic(op->intrinsic, args);
+      return Call::make(op->type, op->name, args, op->call_type);
+    }
+    const Func* f = p_.find_func(op->name);
+    STIPPLE_INTERNAL_CHECK(f && f->updates.empty(), "inlining '" + op->name + "'");
+    STIPPLE_INTERNAL_CHECK(f->args.size() == args.size(), "call to '" + op->name + "' arity");
+    // The definition sees only its own arguments, under fresh names bound by Lets.
+    std::map<std::string, std::string> inner;
+    std::vector<std::string> fresh;
+    for (const std::string& a : f->args) {
+      fresh.push_back(names_.fresh(f->name + "." + a));
+      inner[a] = fresh.back();
+    }
+    InlineAndQualify sub(p_, inlined_, std::move(inner), names_);
+    Expr body = sub.mutate(f->value);
+    for (size_t i = args.size(); i-- > 0;) body = Let::make(fresh[i], args[i], body);
+    return body;
+  }
+
+ private:
+  const Pipeline& p_;
+  const std::set<std::string>& inlined_;
+  std::map<std::string, std::string> renames_;
+  NameGen& names_;
+};
+
+}  // namespace
+
+Expr inline_and_qualify(const Expr& e, const Pipeline& p, const std::set<std::string>& inlined,
+                        const std::map<std::string, std::string>& renames, NameGen& names) {
+  return InlineAndQualify(p, inlined, renames, names).mutate(e);
+}
+
+}  // namespace stipple::lowering

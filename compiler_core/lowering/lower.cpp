@@ -1,0 +1,50 @@
+// The lowering driver: a plain list of passes, and running the result.
+#include "compiler_core/lowering/lower.h"
+
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/lowering/schedule_functions.h"
+
+namespace stipple {
+
+codegen::LoweredFunction lower(const Pipeline& p, const Schedule& s) {
+  const Func* out = p.find_func(p.output.func);
+  STIPPLE_INTERNAL_CHECK(out, "no output func '" + p.output.func + "'");
+  codegen::LoweredFunction f;
+  f.name = p.name;
+  // Inlining and bounds inference run inside schedule_functions, per stage and level.
+  f.body = lowering::schedule_functions(p, s);
+  f.inputs = p.inputs;
+  f.params = p.params;
+  f.buffers.push_back({out->name, out->type, static_cast<int>(out->args.size())});
+  return f;
+}
+
+std::string lowered_text(const Pipeline& p, const Schedule& s) {
+  return to_string(lower(p, s).body);
+}
+
+Buffer run_lowered(const codegen::CompiledFunction& fn, const codegen::LoweredFunction& f,
+                   const Pipeline& p, const std::map<std::string, Buffer>& inputs,
+                   const std::map<std::string, double>& params,
+                   const std::vector<int64_t>& extents) {
+  std::vector<codegen::BufferDescriptor> descriptors;
+  for (const InputDecl& in : f.inputs) {
+    auto it = inputs.find(in.name);
+    if (it == inputs.end()) throw UserError("missing input '" + in.name + "'");
+    descriptors.push_back(codegen::describe(it->second));
+  }
+  const Func* out = p.find_func(p.output.func);
+  Buffer result(out->type.code, extents);
+  descriptors.push_back(codegen::describe(result));
+  std::vector<double> values;
+  for (const ParamDecl& pd : f.params) {
+    auto it = params.find(pd.name);
+    values.push_back(it == params.end() ? pd.default_value : it->second);
+  }
+  int32_t rc = fn(descriptors.data(), values.data());
+  STIPPLE_INTERNAL_CHECK(rc == 0, "generated code returned " + std::to_string(rc));
+  return result;
+}
+
+}  // namespace stipple
