@@ -241,13 +241,13 @@ Buffer evaluate_pipeline_region(const Pipeline& pipeline, const InputImages& inp
   return crop(funcs.at(plan.order.back()->name), mins, extents);
 }
 
-Buffer evaluate_pipeline(const Pipeline& pipeline, const InputImages& inputs,
-                         const ParamValues& params) {
+std::vector<int64_t> output_extents(const Pipeline& pipeline, const InputImages& inputs,
+                                    const ParamValues& params) {
   ConstantEnv env = interp::make_constant_env(pipeline, inputs, params);
   ExprProgram program;
   RealisedFuncs none;
   ExprCompiler compiler(env, none, "", program);
-  std::vector<int64_t> mins, extents;
+  std::vector<int64_t> extents;
   for (size_t d = 0; d < pipeline.output.extents.size(); ++d) {
     int32_t node = compiler.compile(pipeline.output.extents[d]);
     int64_t e = Machine(program).eval(node).i;
@@ -255,9 +255,15 @@ Buffer evaluate_pipeline(const Pipeline& pipeline, const InputImages& inputs,
       throw UserError("the output's extent in dimension " + std::to_string(d) + " is " +
                       std::to_string(e) + "; it must be positive");
     }
-    mins.push_back(0);
     extents.push_back(e);
   }
+  return extents;
+}
+
+Buffer evaluate_pipeline(const Pipeline& pipeline, const InputImages& inputs,
+                         const ParamValues& params) {
+  std::vector<int64_t> extents = output_extents(pipeline, inputs, params);
+  std::vector<int64_t> mins(extents.size(), 0);
   return evaluate_pipeline_region(pipeline, inputs, params, mins, extents);
 }
 

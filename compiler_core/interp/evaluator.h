@@ -27,6 +27,11 @@ using InputImages = std::map<std::string, Buffer>;
 Buffer evaluate_pipeline(const Pipeline& pipeline, const InputImages& inputs,
                          const ParamValues& params = {});
 
+/// The extents of the pipeline's output for these inputs and params (the OutputDecl's
+/// extents evaluated); validates inputs and params as evaluate_pipeline does.
+std::vector<int64_t> output_extents(const Pipeline& pipeline, const InputImages& inputs,
+                                    const ParamValues& params = {});
+
 /// Evaluates the output func over the box [mins, mins + extents).
 Buffer evaluate_pipeline_region(const Pipeline& pipeline, const InputImages& inputs,
                                 const ParamValues& params, const std::vector<int64_t>& mins,

@@ -53,7 +53,7 @@ class Cli : public ::testing::Test {
 };
 
 TEST_F(Cli, HelpEverywhere) {
-  for (const char* args : {"--help", "check --help", "run --help"}) {
+  for (const char* args : {"--help", "check --help", "run --help", "lower --help"}) {
     Result r = run(args);
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << args << "\n" << r.output;
@@ -159,6 +159,55 @@ TEST_F(Cli, UnwritableOutputIsAFailureWithAReason) {
   Result r = run("run " + blur + " --input in=" + photo + " --output " + path("no/such/dir/o.png"));
   EXPECT_NE(r.exit_code, 0);
   EXPECT_NE(r.output.find("o.png"), std::string::npos) << r.output;
+}
+
+// The native path under a hand-written schedule writes the same bytes as the reference
+// evaluator.
+TEST_F(Cli, NativeRunUnderAScheduleEqualsTheEvaluator) {
+  std::string stp = source("datasets/pipelines/two_pass_blur.stp");
+  std::string sched = source("datasets/pipelines/two_pass_blur.sched");
+  std::string photo = source("datasets/fixtures/natural-high-64x48.png");
+  Result native = run("run " + stp + " --schedule " + sched + " --input in=" + photo +
+                      " --output " + path("native.png") + " --time 3");
+  ASSERT_EQ(native.exit_code, 0) << native.output;
+  EXPECT_NE(native.output.find("as native code"), std::string::npos) << native.output;
+  EXPECT_NE(native.output.find("median of 3 runs: "), std::string::npos) << native.output;
+  Result interp =
+      run("run " + stp + " --interp --input in=" + photo + " --output " + path("interp.png"));
+  ASSERT_EQ(interp.exit_code, 0) << interp.output;
+  EXPECT_NE(interp.output.find("with the reference evaluator"), std::string::npos) << interp.output;
+  std::ifstream a(path("native.png"), std::ios::binary), b(path("interp.png"), std::ios::binary);
+  std::string bytes_a((std::istreambuf_iterator<char>(a)), {}),
+      bytes_b((std::istreambuf_iterator<char>(b)), {});
+  EXPECT_FALSE(bytes_a.empty());
+  EXPECT_EQ(bytes_a, bytes_b);
+}
+
+TEST_F(Cli, LowerPrintsTheLoopNest) {
+  Result r = run("lower " + source("datasets/pipelines/blur3x3.stp") + " --schedule " +
+                 source("datasets/pipelines/blur3x3.sched"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("parallel"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("blur_x"), std::string::npos) << r.output;
+  Result llvm = run("lower " + source("datasets/pipelines/blur3x3.stp") + " --llvm");
+  ASSERT_EQ(llvm.exit_code, 0) << llvm.output.substr(0, 500);
+  EXPECT_NE(llvm.output.find("define"), std::string::npos);
+}
+
+TEST_F(Cli, BadSchedulesExitTwoWithALocation) {
+  std::string stp = source("datasets/pipelines/blur3x3.stp");
+  std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  std::string bad = write("bad.sched", "# a comment\nblur_y.parallel(q)\n");
+  Result r = run("run " + stp + " --schedule " + bad + " --input in=" + photo + " --output " +
+                 path("o.png"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(bad + ":2:"), std::string::npos) << r.output;
+  Result both = run("run " + stp + " --interp --schedule " + bad + " --input in=" + photo +
+                    " --output " + path("o.png"));
+  EXPECT_EQ(both.exit_code, 2) << both.output;
+  Result lower = run("lower " + stp + " --schedule " + bad);
+  EXPECT_EQ(lower.exit_code, 2) << lower.output;
+  EXPECT_FALSE(fs::exists(path("o.png")));
 }
 
 }  // namespace

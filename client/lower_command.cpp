@@ -1,0 +1,47 @@
+// `stipple lower FILE.stp [--schedule S.sched] [--llvm]`: prints the loop nest a pipeline
+// lowers to under a schedule (or the LLVM IR generated for it), for debugging schedules.
+#include <iostream>
+
+#include "client/commands.h"
+#include "compiler_core/codegen/jit.h"
+#include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/schedule/schedule_checker.h"
+
+namespace stipple::cli {
+
+namespace {
+
+struct LowerOptions {
+  std::string pipeline;
+  std::string schedule;
+  bool llvm = false;
+  bool optimized = false;
+};
+
+int run_lower(const LowerOptions& opt) {
+  Pipeline p = load_pipeline_file(opt.pipeline);
+  Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
+  if (!opt.llvm) {
+    std::cout << lowered_text(p, s);
+    return kExitOk;
+  }
+  codegen::LoweredFunction f = lower(p, s);
+  std::cout << codegen::JitCompiler::create()->llvm_ir(f, opt.optimized);
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_lower_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("lower", "Print the loop nest of a pipeline under a schedule");
+  auto opt = std::make_shared<LowerOptions>();
+  cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
+  cmd->add_option("-s,--schedule", opt->schedule, "a .sched file; without it the default schedule");
+  cmd->add_flag("--llvm", opt->llvm, "print the generated LLVM IR instead of the loop nest");
+  cmd->add_flag("--optimized", opt->optimized, "with --llvm: after the -O3 pipeline");
+  return [opt]() { return run_lower(*opt); };
+}
+
+}  // namespace stipple::cli
