@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "compiler_core/language/token_cursor.h"
+
 namespace stipple {
 
 namespace {
@@ -11,10 +13,10 @@ bool is_reduction_name(const std::string& s) {
          s == "argmin";
 }
 
-class Parser {
+class Parser : private TokenCursor {
  public:
   Parser(const SourceText& source, std::vector<Token> tokens)
-      : source_(source), tokens_(std::move(tokens)) {}
+      : TokenCursor(source, std::move(tokens)) {}
 
   AstProgram parse() {
     AstProgram program;
@@ -29,36 +31,6 @@ class Parser {
 
  private:
   // Token access -----------------------------------------------------------------------
-  const Token& peek(size_t ahead = 0) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-  }
-  const Token& next() {
-    const Token& t = tokens_[pos_];
-    if (pos_ + 1 < tokens_.size()) ++pos_;
-    return t;
-  }
-  bool is_word(const char* w, size_t ahead = 0) const {
-    return peek(ahead).kind == TokenKind::Identifier && peek(ahead).text == w;
-  }
-  bool accept(TokenKind k) {
-    if (peek().kind != k) return false;
-    next();
-    return true;
-  }
-  [[noreturn]] void error(SourceLoc loc, const std::string& message) const {
-    source_.error(loc, message);
-  }
-  std::string shown(const Token& t) const {
-    if (t.kind == TokenKind::Identifier) return "'" + t.text + "'";
-    if (t.kind == TokenKind::Int || t.kind == TokenKind::Float) return "the number " + t.text;
-    return describe(t.kind);
-  }
-  const Token& expect(TokenKind k, const std::string& context) {
-    if (peek().kind != k) {
-      error(peek().loc, "expected " + describe(k) + " " + context + ", found " + shown(peek()));
-    }
-    return next();
-  }
   const Token& expect_name(const std::string& what) {
     if (peek().kind != TokenKind::Identifier) {
       error(peek().loc, "expected " + what + ", found " + shown(peek()));
@@ -435,9 +407,6 @@ class Parser {
     return e;
   }
 
-  const SourceText& source_;
-  std::vector<Token> tokens_;
-  size_t pos_ = 0;
   int nesting_ = 0;
 };
 

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-#include "compiler_core/language/lexer.h"
+#include "compiler_core/language/token_cursor.h"
 
 namespace stipple {
 
@@ -14,10 +14,10 @@ std::string loc_text(SourceLoc loc) {
   return std::to_string(loc.line) + ":" + std::to_string(loc.col);
 }
 
-class ScheduleParser {
+class ScheduleParser : private TokenCursor {
  public:
   ScheduleParser(const SourceText& source, std::vector<Token> tokens)
-      : source_(source), tokens_(std::move(tokens)) {}
+      : TokenCursor(source, std::move(tokens)) {}
 
   Schedule parse() {
     Schedule s;
@@ -27,37 +27,6 @@ class ScheduleParser {
   }
 
  private:
-  const Token& peek(size_t ahead = 0) const {
-    return tokens_[std::min(pos_ + ahead, tokens_.size() - 1)];
-  }
-  const Token& next() {
-    const Token& t = tokens_[pos_];
-    if (pos_ + 1 < tokens_.size()) ++pos_;
-    return t;
-  }
-  bool accept(TokenKind k) {
-    if (peek().kind != k) return false;
-    next();
-    return true;
-  }
-  bool is_word(const char* w, size_t ahead = 0) const {
-    return peek(ahead).kind == TokenKind::Identifier && peek(ahead).text == w;
-  }
-  [[noreturn]] void error(SourceLoc loc, const std::string& message) const {
-    source_.error(loc, message);
-  }
-  std::string shown(const Token& t) const {
-    if (t.kind == TokenKind::Identifier) return "'" + t.text + "'";
-    if (t.kind == TokenKind::Int || t.kind == TokenKind::Float) return "the number " + t.text;
-    return describe(t.kind);
-  }
-  const Token& expect(TokenKind k, const std::string& context) {
-    if (peek().kind != k) {
-      error(peek().loc, "expected " + describe(k) + " " + context + ", found " + shown(peek()));
-    }
-    return next();
-  }
-
   // `update(k)` after a '.': returns k.
   int64_t parse_update_index() {
     next();  // update
@@ -224,10 +193,6 @@ class ScheduleParser {
     if (st.directives.empty()) st.loc = stage_loc;
     st.directives.push_back(std::move(d));
   }
-
-  const SourceText& source_;
-  std::vector<Token> tokens_;
-  size_t pos_ = 0;
 };
 
 }  // namespace
