@@ -32,6 +32,22 @@ TEST(Lowering, DefaultScheduleMatchesEvaluatorOnEveryBenchmark) {
   EXPECT_GE(checked, 15);
 }
 
+// The committed datasets/pipelines/NAME.sched of every benchmark pipeline (what the README's
+// main job and `stipple run --schedule` use) gives the evaluator's output byte for byte.
+TEST(Lowering, CommittedBenchmarkSchedulesMatchEvaluator) {
+  auto jit = codegen::JitCompiler::create();
+  int checked = 0;
+  for (const std::string& path : testing_lowering::benchmark_paths()) {
+    std::string sched = path.substr(0, path.size() - 4) + ".sched";
+    ASSERT_TRUE(std::filesystem::exists(sched)) << sched;
+    testing_lowering::Case c(path);
+    Schedule s = load_schedule_file(sched, c.pipeline);
+    EXPECT_EQ(c.check(*jit, s), "") << sched;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 16);
+}
+
 // Hand-written schedules of blur3x3 and two_pass_blur: every directive and level kind.
 TEST(Lowering, HandWrittenSchedulesMatchEvaluator) {
   auto jit = codegen::JitCompiler::create();
