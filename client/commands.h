@@ -17,5 +17,6 @@ using CommandRunner = std::function<int()>;
 CommandRunner add_check_command(CLI::App& app);
 CommandRunner add_run_command(CLI::App& app);
 CommandRunner add_lower_command(CLI::App& app);
+CommandRunner add_compile_command(CLI::App& app);
 
 }  // namespace stipple::cli

@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   add(add_check_command(app));
   add(add_run_command(app));
   add(add_lower_command(app));
+  add(add_compile_command(app));
 
   try {
     app.parse(argc, argv);

@@ -103,7 +103,7 @@ llvm::Value* CodeGen::emit(const Expr& e) {
       const Variable* op = e.as<Variable>();
       llvm::Value* v = find_var(op->name);
       STIPPLE_INTERNAL_CHECK(v != nullptr, "codegen: unbound variable '" + op->name + "'");
-      STIPPLE_INTERNAL_CHECK(v->getType() == b_.getInt32Ty(),
+      STIPPLE_INTERNAL_CHECK(v->getType()->getScalarType() == b_.getInt32Ty(),
                              "codegen: variable '" + op->name + "' is bound to a non-i32 value");
       return v;
     }
@@ -189,7 +189,7 @@ llvm::Value* CodeGen::emit(const Expr& e) {
 
 llvm::Value* CodeGen::emit_cast(ScalarType from, ScalarType to, llvm::Value* v) {
   if (from == to) return v;
-  llvm::Type* ty = value_type(Type(to));
+  llvm::Type* ty = shaped(value_type(Type(to)), v);
   if (is_float(to)) {
     if (is_float(from)) return b_.CreateFPCast(v, ty);
     // Integers round to nearest; u8, u16 and Bool are unsigned.
@@ -212,10 +212,17 @@ llvm::Value* CodeGen::emit_cast(ScalarType from, ScalarType to, llvm::Value* v) 
 
 llvm::Value* CodeGen::emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c) {
   const bool fl = t.is_float();
+  llvm::Value* a0 = a;
+  llvm::Value* c0 = c;
+  unify(a, c);
+  auto affine = [&](llvm::Value* r) {
+    if (vector_mode()) record_lane_stride(r, op, a0, c0);
+    return r;
+  };
   switch (op) {
-    case IRNodeType::Add: return fl ? b_.CreateFAdd(a, c) : b_.CreateAdd(a, c);
-    case IRNodeType::Sub: return fl ? b_.CreateFSub(a, c) : b_.CreateSub(a, c);
-    case IRNodeType::Mul: return fl ? b_.CreateFMul(a, c) : b_.CreateMul(a, c);
+    case IRNodeType::Add: return fl ? b_.CreateFAdd(a, c) : affine(b_.CreateAdd(a, c));
+    case IRNodeType::Sub: return fl ? b_.CreateFSub(a, c) : affine(b_.CreateSub(a, c));
+    case IRNodeType::Mul: return fl ? b_.CreateFMul(a, c) : affine(b_.CreateMul(a, c));
     case IRNodeType::Min: return b_.CreateSelect(emit_compare(IRNodeType::LT, t, a, c), a, c);
     case IRNodeType::Max: return b_.CreateSelect(emit_compare(IRNodeType::GT, t, a, c), a, c);
     default: break;
@@ -224,6 +231,7 @@ llvm::Value* CodeGen::emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::V
 }
 
 llvm::Value* CodeGen::emit_compare(IRNodeType op, Type operand, llvm::Value* a, llvm::Value* c) {
+  unify(a, c);
   if (operand.is_float()) {
     switch (op) {
       case IRNodeType::EQ: return b_.CreateFCmpOEQ(a, c);
@@ -250,6 +258,44 @@ llvm::Value* CodeGen::emit_compare(IRNodeType op, Type operand, llvm::Value* a, 
 }
 
 llvm::Value* CodeGen::emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Value* c) {
+  if (!t.is_float() && (a->getType()->isVectorTy() || c->getType()->isVectorTy())) {
+    auto* k = llvm::dyn_cast<llvm::ConstantInt>(c);
+    if (!k || k->isZero() || (is_signed(t.code) && k->isMinusOne())) {
+      // Lane by lane: x86 has no vector integer division (LLVM would split it anyway), and
+      // LLVM 14 miscompiles the vector form of the safe-divisor select below once constant
+      // folding threads the division over a select whose arm has a zero lane (it folds
+      // that arm to poison: llvm-project PR 114280).
+      a = widen(a);
+      c = widen(c);
+      llvm::Value* r = llvm::UndefValue::get(shaped(a->getType()->getScalarType(), a));
+      for (int i = 0; i < lanes_; ++i) {
+        llvm::Value* x = b_.CreateExtractElement(a, static_cast<uint64_t>(i));
+        llvm::Value* y = b_.CreateExtractElement(c, static_cast<uint64_t>(i));
+        const int saved = lanes_;
+        lanes_ = 1;
+        llvm::Value* q = emit_div_mod(is_div, t, x, y);
+        lanes_ = saved;
+        r = b_.CreateInsertElement(r, q, static_cast<uint64_t>(i));
+      }
+      return r;
+    }
+    // A uniform constant divisor other than 0 and -1: no special cases, so plain vector
+    // code (LLVM turns it into multiplies and shifts).
+    a = widen(a);
+    c = widen(c);
+    llvm::Value* zero = llvm::Constant::getNullValue(a->getType());
+    if (!is_signed(t.code)) return is_div ? b_.CreateUDiv(a, c) : b_.CreateURem(a, c);
+    llvm::Value* q = b_.CreateSDiv(a, c);
+    llvm::Value* r = b_.CreateSRem(a, c);
+    if (is_div) {
+      llvm::Value* adjust =
+          b_.CreateAnd(b_.CreateICmpNE(r, zero), b_.CreateICmpSLT(b_.CreateXor(r, c), zero));
+      return b_.CreateSub(q, b_.CreateZExt(adjust, a->getType()));
+    }
+    llvm::Value* abs_c = llvm::ConstantInt::get(a->getType(), k->getValue().abs());
+    return b_.CreateSelect(b_.CreateICmpSLT(r, zero), b_.CreateAdd(r, abs_c), r);
+  }
+  unify(a, c);
   if (t.is_float()) {
     if (is_div) return b_.CreateFDiv(a, c);
     // a - b * floor(a / b), each step rounded in the operand type.
@@ -289,9 +335,25 @@ llvm::Value* CodeGen::emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Va
 
 llvm::Value* CodeGen::emit_select(const Select* op) {
   llvm::Value* cond = emit(op->condition);
-  if (is_cheap(op->true_value) && is_cheap(op->false_value)) {
+  const bool cheap = is_cheap(op->true_value) && is_cheap(op->false_value);
+  if (cheap || cond->getType()->isVectorTy()) {
+    // A per-lane condition runs both sides, each with only its lanes active (their loads
+    // are masked), and blends.
+    llvm::Value* saved_mask = mask_;
+    llvm::Value* then_mask = cheap ? nullptr : masked_with(cond, false);
+    llvm::Value* else_mask = cheap ? nullptr : masked_with(cond, true);
+    if (!cheap) mask_ = then_mask;
     llvm::Value* tv = emit(op->true_value);
-    return b_.CreateSelect(cond, tv, emit(op->false_value));
+    if (!cheap) mask_ = else_mask;
+    llvm::Value* fv = emit(op->false_value);
+    mask_ = saved_mask;
+    if (cond->getType()->isVectorTy() || tv->getType()->isVectorTy() ||
+        fv->getType()->isVectorTy()) {
+      cond = widen(cond);
+      tv = widen(tv);
+      fv = widen(fv);
+    }
+    return b_.CreateSelect(cond, tv, fv);
   }
   // Only the chosen side runs: the other may read out of bounds or be expensive.
   llvm::BasicBlock* t_bb = new_block("select.true");
@@ -301,10 +363,16 @@ llvm::Value* CodeGen::emit_select(const Select* op) {
   b_.SetInsertPoint(t_bb);
   llvm::Value* tv = emit(op->true_value);
   llvm::BasicBlock* t_end = b_.GetInsertBlock();
-  b_.CreateBr(after);
   b_.SetInsertPoint(f_bb);
   llvm::Value* fv = emit(op->false_value);
   llvm::BasicBlock* f_end = b_.GetInsertBlock();
+  // In vector code one side may be uniform and the other not: broadcast at its block's end.
+  const bool vec = tv->getType()->isVectorTy() || fv->getType()->isVectorTy();
+  b_.SetInsertPoint(t_end);
+  if (vec) tv = widen(tv);
+  b_.CreateBr(after);
+  b_.SetInsertPoint(f_end);
+  if (vec) fv = widen(fv);
   b_.CreateBr(after);
   b_.SetInsertPoint(after);
   llvm::PHINode* phi = b_.CreatePHI(tv->getType(), 2);
@@ -315,8 +383,15 @@ llvm::Value* CodeGen::emit_select(const Select* op) {
 
 llvm::Value* CodeGen::emit_logical(bool is_and, const Expr& a, const Expr& c) {
   llvm::Value* x = emit(a);
-  if (is_cheap(c)) {
+  const bool cheap = is_cheap(c);
+  if (cheap || x->getType()->isVectorTy()) {
+    // Per lane, the right side only matters where the left did not decide: run it with
+    // just those lanes active.
+    llvm::Value* saved_mask = mask_;
+    if (!cheap) mask_ = masked_with(x, !is_and);
     llvm::Value* y = emit(c);
+    mask_ = saved_mask;
+    unify(x, y);
     return is_and ? b_.CreateAnd(x, y) : b_.CreateOr(x, y);
   }
   llvm::BasicBlock* start = b_.GetInsertBlock();
@@ -332,8 +407,8 @@ llvm::Value* CodeGen::emit_logical(bool is_and, const Expr& a, const Expr& c) {
   llvm::BasicBlock* rhs_end = b_.GetInsertBlock();
   b_.CreateBr(after);
   b_.SetInsertPoint(after);
-  llvm::PHINode* phi = b_.CreatePHI(b_.getInt1Ty(), 2);
-  phi->addIncoming(is_and ? b_.getFalse() : b_.getTrue(), start);
+  llvm::PHINode* phi = b_.CreatePHI(y->getType(), 2);
+  phi->addIncoming(llvm::ConstantInt::get(y->getType(), is_and ? 0 : 1), start);
   phi->addIncoming(y, rhs_end);
   return phi;
 }
@@ -349,10 +424,15 @@ llvm::Value* CodeGen::emit_call(const Call* op) {
   STIPPLE_INTERNAL_CHECK(op->type == Type(buf.type),
                          "codegen: call of '" + op->name + "' with the wrong type");
   std::vector<llvm::Value*> coords;
-  for (const Expr& a : op->args) coords.push_back(b_.CreateSExt(emit(a), b_.getInt64Ty()));
-  llvm::Value* p = element_pointer(buf, coords);
-  llvm::Value* v = b_.CreateLoad(memory_type(op->type), p);
-  if (op->type.is_bool()) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  for (const Expr& a : op->args) coords.push_back(emit(a));
+  llvm::Value* v = nullptr;
+  if (vector_mode()) {
+    v = load_lanes(buf, coords);
+  } else {
+    for (llvm::Value*& c : coords) c = b_.CreateSExt(c, b_.getInt64Ty());
+    v = b_.CreateLoad(memory_type(op->type), element_pointer(buf, coords));
+  }
+  if (op->type.is_bool()) v = b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   return v;
 }
 
@@ -363,29 +443,89 @@ llvm::Value* CodeGen::emit_input_load(const Call* op) {
                          "codegen: read of input '" + op->name + "' with the wrong type");
   STIPPLE_INTERNAL_CHECK(static_cast<int>(op->args.size()) == buf.dims,
                          "codegen: read of input '" + op->name + "' with the wrong arity");
-  const BoundaryKind kind = buf.decl->boundary;
-  llvm::Value* zero = i64(0);
-  llvm::Value* outside = b_.getFalse();
   std::vector<llvm::Value*> coords;
+  bool varying = false;
   for (int d = 0; d < buf.dims; ++d) {
-    llvm::Value* c = b_.CreateSExt(emit(op->args[d]), b_.getInt64Ty());
-    llvm::Value* ext = buf.extent[d];
-    llvm::Value* last = b_.CreateSub(ext, i64(1));
+    coords.push_back(emit(op->args[d]));
+    varying = varying || coords.back()->getType()->isVectorTy();
+  }
+  if (!varying || !dense_lanes(coords)) return input_with_boundary(buf, op->type, coords);
+  // A row of lanes: when all of it lies inside the image (every vector but those at the
+  // left and right edges), one plain load; otherwise per-lane boundary handling.
+  llvm::Value* lane0 =
+      b_.CreateSExt(b_.CreateExtractElement(coords[0], uint64_t{0}), b_.getInt64Ty());
+  llvm::Value* last = b_.CreateAdd(lane0, i64(lanes_ - 1));
+  llvm::Value* inside =
+      b_.CreateAnd(b_.CreateICmpSGE(lane0, i64(0)), b_.CreateICmpSLT(last, buf.extent[0]));
+  std::vector<llvm::Value*> at(1, lane0);
+  for (int d = 1; d < buf.dims; ++d) {
+    llvm::Value* c = b_.CreateSExt(coords[d], b_.getInt64Ty());
+    inside = b_.CreateAnd(inside, b_.CreateICmpULT(c, buf.extent[d]));
+    at.push_back(c);
+  }
+  llvm::BasicBlock* fast = new_block("in.row");
+  llvm::BasicBlock* edge = new_block("in.edge");
+  llvm::BasicBlock* after = new_block("in.end");
+  b_.CreateCondBr(inside, fast, edge);
+  b_.SetInsertPoint(fast);
+  llvm::Type* et = memory_type(op->type);
+  llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
+  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, at), vt->getPointerTo());
+  llvm::Value* row = b_.CreateAlignedLoad(vt, p, llvm::Align(bytes_of(op->type.code)));
+  if (op->type.is_bool()) row = b_.CreateICmpNE(row, llvm::ConstantInt::get(vt, 0));
+  llvm::BasicBlock* fast_end = b_.GetInsertBlock();
+  b_.CreateBr(after);
+  b_.SetInsertPoint(edge);
+  llvm::Value* lanes = input_with_boundary(buf, op->type, coords);
+  llvm::BasicBlock* edge_end = b_.GetInsertBlock();
+  b_.CreateBr(after);
+  b_.SetInsertPoint(after);
+  llvm::PHINode* phi = b_.CreatePHI(row->getType(), 2);
+  phi->addIncoming(row, fast_end);
+  phi->addIncoming(lanes, edge_end);
+  return phi;
+}
+
+llvm::Value* CodeGen::input_with_boundary(const BufferInfo& buf, Type type,
+                                          const std::vector<llvm::Value*>& coords_i32) {
+  // Scalar or per lane (vectors): the same instructions on either shape.
+  const BoundaryKind kind = buf.decl->boundary;
+  llvm::Value* outside = nullptr;
+  std::vector<llvm::Value*> coords;
+  bool varying = false;
+  for (int d = 0; d < buf.dims; ++d) {
+    llvm::Value* c = coords_i32[d];
+    c = b_.CreateSExt(c, shaped(b_.getInt64Ty(), c));
+    const bool vec = c->getType()->isVectorTy();
+    varying = varying || vec;
+    auto k = [&](int64_t v) {
+      return llvm::ConstantInt::get(c->getType(), static_cast<uint64_t>(v));
+    };
+    llvm::Value* zero = k(0);
+    llvm::Value* ext = vec ? widen(buf.extent[d]) : buf.extent[d];
+    llvm::Value* last = b_.CreateSub(ext, k(1));
     llvm::Value* clamped = b_.CreateSelect(b_.CreateICmpSLT(c, zero), zero,
                                            b_.CreateSelect(b_.CreateICmpSGE(c, ext), last, c));
     switch (kind) {
       case BoundaryKind::Clamp: c = clamped; break;
-      case BoundaryKind::Constant:
+      case BoundaryKind::Constant: {
         // Out of range (as unsigned: negative coordinates are huge); the load itself reads
         // the clamped pixel so that it stays in bounds, and the constant replaces it.
-        outside = b_.CreateOr(outside, b_.CreateICmpUGE(c, ext));
+        llvm::Value* out = b_.CreateICmpUGE(c, ext);
+        if (outside) unify(outside, out);
+        outside = outside ? b_.CreateOr(outside, out) : out;
         c = clamped;
         break;
+      }
       case BoundaryKind::Mirror: {
         // Reflection about the edge without repeating it, period 2 * (extent - 1);
         // extent 1 always gives 0.
-        llvm::Value* tiny = b_.CreateICmpSLE(ext, i64(1));
-        llvm::Value* period = b_.CreateSelect(tiny, i64(1), b_.CreateMul(last, i64(2)));
+        // Computed on the (uniform) extent, then broadcast: no vector select feeds the srem.
+        llvm::Value* tiny_s = b_.CreateICmpSLE(buf.extent[d], i64(1));
+        llvm::Value* period_s = b_.CreateSelect(
+            tiny_s, i64(1), b_.CreateMul(b_.CreateSub(buf.extent[d], i64(1)), i64(2)));
+        llvm::Value* tiny = vec ? widen(tiny_s) : tiny_s;
+        llvm::Value* period = vec ? widen(period_s) : period_s;
         llvm::Value* m = b_.CreateSRem(c, period);
         m = b_.CreateSelect(b_.CreateICmpSLT(m, zero), b_.CreateAdd(m, period), m);
         llvm::Value* r = b_.CreateSelect(b_.CreateICmpSGE(m, ext), b_.CreateSub(period, m), m);
@@ -396,13 +536,26 @@ llvm::Value* CodeGen::emit_input_load(const Call* op) {
     }
     coords.push_back(c);
   }
-  llvm::Value* p = element_pointer(buf, coords);
-  llvm::Value* v = b_.CreateLoad(memory_type(op->type), p);
-  if (op->type.is_bool()) v = b_.CreateICmpNE(v, b_.getInt8(0));
+  llvm::Type* et = memory_type(type);
+  llvm::Value* v = nullptr;
+  if (!varying) {
+    v = b_.CreateLoad(et, element_pointer(buf, coords));
+  } else {
+    // Every lane's coordinates are inside the image: a gather needs no mask.
+    llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
+    v = b_.CreateMaskedGather(
+        vt, lane_pointers(buf, coords), llvm::Align(bytes_of(type.code)),
+        llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), widen(i32(0)))),
+        llvm::Constant::getNullValue(vt));
+  }
+  if (type.is_bool()) v = b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   if (kind != BoundaryKind::Constant) return v;
   // The constant is the declared value cast to the element type, as an f64 cast.
-  llvm::Value* k = emit_cast(ScalarType::Float64, op->type.code,
+  llvm::Value* k = emit_cast(ScalarType::Float64, type.code,
                              llvm::ConstantFP::get(b_.getDoubleTy(), buf.decl->boundary_value));
+  if (!outside) return v;  // a zero-dimensional input
+  unify(outside, v);
+  unify(k, v);
   return b_.CreateSelect(outside, k, v);
 }
 
@@ -423,8 +576,11 @@ llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
     case Intrinsic::Log: return unary_intrinsic(llvm::Intrinsic::log, x);
     case Intrinsic::Sin: return unary_intrinsic(llvm::Intrinsic::sin, x);
     case Intrinsic::Cos: return unary_intrinsic(llvm::Intrinsic::cos, x);
-    case Intrinsic::Pow:
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, emit(op->args[1]));
+    case Intrinsic::Pow: {
+      llvm::Value* y = emit(op->args[1]);
+      unify(x, y);
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+    }
     case Intrinsic::None: break;
   }
   throw_internal_error(__FILE__, __LINE__, "codegen: intrinsic call without an intrinsic");
@@ -465,7 +621,9 @@ void CodeGen::emit_reduction_loops(const Reduce* op, llvm::Value** empty,
 
 llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
   const Type t = op->body.type();
-  llvm::Type* ty = value_type(t);
+  // In vector code the accumulators are vectors (one reduction per lane); the domain is
+  // uniform (VectorizabilityCheck), so the loops are shared by all lanes.
+  llvm::Type* ty = shaped(value_type(t), widen(i32(0)));
   llvm::Value* empty = nullptr;
   switch (op->op) {
     case ReduceOp::Sum:
@@ -477,35 +635,38 @@ llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
                     : op->op == ReduceOp::Minimum ? t.max_value()
                                                   : t.min_value();
       llvm::AllocaInst* acc = entry_alloca(ty, "acc");
-      b_.CreateStore(constant_of(t, init), acc);
+      b_.CreateStore(widen(constant_of(t, init)), acc);
       IRNodeType combine = op->op == ReduceOp::Sum       ? IRNodeType::Add
                            : op->op == ReduceOp::Prod    ? IRNodeType::Mul
                            : op->op == ReduceOp::Minimum ? IRNodeType::Min
                                                          : IRNodeType::Max;
       emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
         // acc first: min is select(acc < v, acc, v), as the evaluator folds it.
-        b_.CreateStore(emit_binary(combine, t, b_.CreateLoad(ty, acc), v), acc);
+        b_.CreateStore(widen(emit_binary(combine, t, b_.CreateLoad(ty, acc), v)), acc);
       });
       return b_.CreateLoad(ty, acc);
     }
     case ReduceOp::ArgMin: {
+      llvm::Type* i64t = shaped(b_.getInt64Ty(), widen(i32(0)));
       llvm::AllocaInst* best = entry_alloca(ty, "best");
-      llvm::AllocaInst* best_index = entry_alloca(b_.getInt64Ty(), "best_index");
+      llvm::AllocaInst* best_index = entry_alloca(i64t, "best_index");
       llvm::AllocaInst* index = entry_alloca(b_.getInt64Ty(), "index");
-      b_.CreateStore(constant_of(t, 0), best);
-      b_.CreateStore(i64(-1), best_index);
+      b_.CreateStore(widen(constant_of(t, 0)), best);
+      b_.CreateStore(widen(i64(-1)), best_index);
       b_.CreateStore(i64(0), index);
       emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
-        llvm::Value* bi = b_.CreateLoad(b_.getInt64Ty(), best_index);
+        v = widen(v);
+        llvm::Value* bi = b_.CreateLoad(i64t, best_index);
         llvm::Value* bv = b_.CreateLoad(ty, best);
-        llvm::Value* i = b_.CreateLoad(b_.getInt64Ty(), index);
-        llvm::Value* take =
-            b_.CreateOr(b_.CreateICmpSLT(bi, i64(0)), emit_compare(IRNodeType::LT, t, v, bv));
+        llvm::Value* i = widen(b_.CreateLoad(b_.getInt64Ty(), index));
+        llvm::Value* take = b_.CreateOr(b_.CreateICmpSLT(bi, widen(i64(0))),
+                                        emit_compare(IRNodeType::LT, t, v, bv));
         b_.CreateStore(b_.CreateSelect(take, v, bv), best);
         b_.CreateStore(b_.CreateSelect(take, i, bi), best_index);
-        b_.CreateStore(b_.CreateAdd(i, i64(1)), index);
+        b_.CreateStore(b_.CreateAdd(b_.CreateLoad(b_.getInt64Ty(), index), i64(1)), index);
       });
-      return b_.CreateTrunc(b_.CreateLoad(b_.getInt64Ty(), best_index), b_.getInt32Ty());
+      llvm::Value* r = b_.CreateLoad(i64t, best_index);
+      return b_.CreateTrunc(r, shaped(b_.getInt32Ty(), r));
     }
     case ReduceOp::Median: break;
   }
@@ -581,12 +742,3 @@ llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
 }
 
 }  // namespace stipple::codegen
-
-extern "C" double stipple_median_f64(double* values, int64_t n) {
-  // The same selection as the evaluator's (std::nth_element with NaN after every number),
-  // so that even the choice between -0 and +0 agrees.
-  double* nth = values + (n - 1) / 2;
-  std::nth_element(values, nth, values + n,
-                   [](double a, double b) { return a < b || (!std::isnan(a) && std::isnan(b)); });
-  return *nth;
-}

@@ -8,7 +8,9 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -66,6 +68,37 @@ class CodeGen {
   void emit_inclusive_loop(const std::string& name, llvm::Value* lo, llvm::Value* hi,
                            const std::function<void(llvm::Value*)>& body);
 
+  // ---- vector code (codegen_vector.cpp): a Vectorized loop of constant extent W is one
+  // vector iteration; values that depend on its variable are <W x T> vectors, the rest
+  // stay scalars and are broadcast where they meet vectors.
+  /// Emits a Vectorized loop as vector code when its body allows; false when it does not
+  /// (the caller then emits a scalar loop).
+  bool emit_vector_for(const For* op, llvm::Value* min, llvm::Value* extent);
+  bool vector_mode() const { return lanes_ > 1; }
+  /// `v` broadcast to the current lanes (unchanged when already a vector or not vectorising).
+  llvm::Value* widen(llvm::Value* v);
+  /// Broadcasts one of a scalar/vector pair so that both have the same shape.
+  void unify(llvm::Value*& a, llvm::Value*& c);
+  /// `scalar` as a vector type when `like` is a vector.
+  llvm::Type* shaped(llvm::Type* scalar, const llvm::Value* like) const;
+  /// The lane stride of an i32 value: 0 for a scalar, s when the vector is known to be
+  /// lane0 + s * <0, 1, ...>, nullopt when unknown.
+  std::optional<int64_t> lane_stride(llvm::Value* v) const;
+  void record_lane_stride(llvm::Value* result, IRNodeType op, llvm::Value* a, llvm::Value* c);
+  /// The active lanes combined with `cond` (a vector i1), or its negation.
+  llvm::Value* masked_with(llvm::Value* cond, bool negate);
+  /// Loads/stores of buffer elements at i32 coordinates (scalars or vectors): one vector
+  /// access when dimension 0 advances by one per lane and the others are uniform, else a
+  /// gather/scatter; masked by the active lanes.
+  llvm::Value* load_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
+  void store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords,
+                   llvm::Value* value);
+  /// True when `coords` address consecutive elements lane by lane: dimension 0 advances
+  /// by one per lane and the others are uniform (dimension 0 is dense in every buffer).
+  bool dense_lanes(const std::vector<llvm::Value*>& coords) const;
+  llvm::Value* lane_pointers(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
+  void emit_vector_if(const IfThenElse* op, llvm::Value* cond);
+
   // ---- expressions (codegen_expr.cpp)
   llvm::Value* emit(const Expr& e);
   llvm::Value* emit_cast(ScalarType from, ScalarType to, llvm::Value* v);
@@ -77,6 +110,9 @@ class CodeGen {
   llvm::Value* emit_call(const Call* op);
   llvm::Value* emit_intrinsic(const Call* op);
   llvm::Value* emit_input_load(const Call* op);
+  /// An input read at i32 coordinates (scalars or vectors) with the input's boundary.
+  llvm::Value* input_with_boundary(const BufferInfo& buf, Type type,
+                                   const std::vector<llvm::Value*>& coords_i32);
   llvm::Value* emit_reduce(const Reduce* op);
   llvm::Value* constant_of(Type t, double v);
   llvm::Value* unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* v);
@@ -92,6 +128,10 @@ class CodeGen {
   llvm::Function* fn_ = nullptr;        // the function being generated
   llvm::AllocaInst* status_ = nullptr;  // its i32 error code
   int closure_count_ = 0;
+
+  int lanes_ = 1;                // lanes of the vector loop being emitted, 1 outside one
+  llvm::Value* mask_ = nullptr;  // active lanes (<lanes x i1>); null: all lanes active
+  std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
 
   std::vector<std::pair<std::string, llvm::Value*>> vars_;  // innermost last
   std::vector<BufferInfo> buffers_;                         // innermost last

@@ -13,6 +13,7 @@
 #include "compiler_core/ir/ir.h"
 #include "compiler_core/ir/pipeline.h"
 #include "compiler_core/runtime/buffer.h"
+#include "compiler_core/runtime/codegen_runtime.h"  // the helpers generated code calls
 
 namespace llvm {
 class LLVMContext;
@@ -75,13 +76,3 @@ BufferDescriptor describe(Buffer& buffer);
 BufferDescriptor describe(const Buffer& buffer);
 
 }  // namespace stipple::codegen
-
-// Runtime helpers the generated code calls (resolved by the JIT to these definitions).
-extern "C" {
-/// 64-byte aligned allocation (nullptr on failure); bytes may be 0.
-void* stipple_malloc(int64_t bytes);
-void stipple_free(void* p);
-/// The lower median of n doubles (element (n-1)/2 in sorted order, NaN last), exactly
-/// as the reference evaluator selects it; reorders `values`.
-double stipple_median_f64(double* values, int64_t n);
-}

@@ -148,6 +148,11 @@ void CodeGen::generate(const std::string& symbol) {
       buf.min.push_back(field(dim_base, b_.getInt64Ty()));
       buf.extent.push_back(field(dim_base + 8, b_.getInt64Ty()));
       buf.stride.push_back(field(dim_base + 16, b_.getInt64Ty()));
+      if (d == 0) {
+        // Dimension 0 is dense (stride 1), so vector code can load and store whole rows.
+        all_ok = b_.CreateAnd(all_ok, b_.CreateICmpEQ(buf.stride.back(), i64(1)));
+        buf.stride.back() = i64(1);
+      }
       // NAME.min.D, NAME.extent.D, NAME.stride.D: what lowering reads of a buffer's shape.
       const std::string prefix = buf.name + ".";
       const std::string suffix = "." + std::to_string(d);
@@ -205,6 +210,10 @@ void CodeGen::emit(const Stmt& s) {
     case IRNodeType::IfThenElse: {
       const IfThenElse* op = s.as<IfThenElse>();
       llvm::Value* cond = emit(op->condition);
+      if (cond->getType()->isVectorTy()) {
+        emit_vector_if(op, cond);
+        return;
+      }
       llvm::BasicBlock* then_bb = new_block("then");
       llvm::BasicBlock* else_bb = op->else_case.defined() ? new_block("else") : nullptr;
       llvm::BasicBlock* after = new_block("endif");
@@ -290,11 +299,18 @@ void CodeGen::emit_for(const For* op) {
   llvm::Value* min = emit(op->min);
   llvm::Value* extent = emit(op->extent);
   switch (op->for_type) {
-    case ForType::Parallel: emit_parallel_for(op, min, extent); return;
-    case ForType::Serial:
-    // Vectorized and Unrolled loops are plain loops until the vectorize and unroll passes
-    // exist; LLVM's own vectoriser still sees them.
+    case ForType::Parallel:
+      if (!vector_mode()) {
+        emit_parallel_for(op, min, extent);
+        return;
+      }
+      break;
     case ForType::Vectorized:
+      if (emit_vector_for(op, min, extent)) return;
+      break;
+    // Unrolled loops are plain loops with a constant trip count, which LLVM's unroller
+    // fully unrolls when they are small.
+    case ForType::Serial:
     case ForType::Unrolled: break;
   }
   emit_counted_loop(op->name, min, extent, [&](llvm::Value* i) {
@@ -397,10 +413,15 @@ void CodeGen::emit_provide(const Provide* op) {
   std::vector<llvm::Value*> coords;
   for (const Expr& a : op->args) {
     STIPPLE_INTERNAL_CHECK(a.type() == Int32(), "codegen: non-i32 Provide index");
-    coords.push_back(b_.CreateSExt(emit(a), b_.getInt64Ty()));
+    coords.push_back(emit(a));
   }
   llvm::Value* v = emit(op->value);
-  if (op->value.type().is_bool()) v = b_.CreateZExt(v, b_.getInt8Ty());
+  if (op->value.type().is_bool()) v = b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
+  if (vector_mode()) {
+    store_lanes(buf, coords, v);
+    return;
+  }
+  for (llvm::Value*& c : coords) c = b_.CreateSExt(c, b_.getInt64Ty());
   llvm::Value* p = element_pointer(buf, coords);
   b_.CreateStore(v, p);
 }
@@ -485,11 +506,3 @@ BufferDescriptor describe(const Buffer& buffer) {
 }
 
 }  // namespace stipple::codegen
-
-extern "C" void* stipple_malloc(int64_t bytes) {
-  size_t n = static_cast<size_t>(std::max<int64_t>(bytes, 1));
-  n = (n + 63) / 64 * 64;  // aligned_alloc wants a multiple of the alignment
-  return std::aligned_alloc(64, n);
-}
-
-extern "C" void stipple_free(void* p) { std::free(p); }

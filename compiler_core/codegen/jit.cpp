@@ -1,24 +1,23 @@
 // ORC LLJIT for the host: one JITDylib holds every compiled function; each compile builds
 // its module in its own LLVMContext, optimises it with the new pass manager at -O3 and
 // emits an object with its own TargetMachine (so compiles never share mutable LLVM
-// state), then adds the object under a fresh ResourceTracker.
+// state), then adds the object under a fresh ResourceTracker. The target, pass pipeline
+// and emission are target_machine.h's, shared with ahead-of-time compilation (aot.h).
 #include "compiler_core/codegen/jit.h"
 
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/IR/LLVMContext.h>
-#include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Passes/PassBuilder.h>
+#include <llvm/MC/SubtargetFeature.h>
 #include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
 #include <chrono>
-#include <mutex>
 
+#include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/runtime/thread_pool.h"
 
@@ -42,15 +41,6 @@ T unwrap(llvm::Expected<T> v, const std::string& what) {
   return std::move(*v);
 }
 
-void init_llvm_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
-    llvm::InitializeNativeTargetAsmParser();
-  });
-}
-
 }  // namespace
 
 struct CompiledFunction::Tracker {
@@ -65,45 +55,20 @@ CompiledFunction::~CompiledFunction() {
 }
 
 struct JitCompiler::Impl {
-  llvm::orc::JITTargetMachineBuilder jtmb;
+  TargetSpec target;  // the host, as target_machine.h detects it
   std::unique_ptr<llvm::orc::LLJIT> jit;
-  std::string cpu, features;
   std::atomic<uint64_t> next_symbol{0};
-
-  explicit Impl(llvm::orc::JITTargetMachineBuilder b) : jtmb(std::move(b)) {}
 
   /// The module for `f`, ready for the host: target attributes on every function.
   std::unique_ptr<llvm::Module> build(const LoweredFunction& f, const std::string& symbol,
                                       llvm::LLVMContext& ctx, llvm::TargetMachine& tm) {
     std::unique_ptr<llvm::Module> m = generate_module(f, symbol, ctx);
-    m->setDataLayout(tm.createDataLayout());
-    m->setTargetTriple(tm.getTargetTriple().str());
-    for (llvm::Function& fn : *m) {
-      if (fn.isDeclaration()) continue;
-      fn.addFnAttr("target-cpu", cpu);
-      fn.addFnAttr("target-features", features);
-      fn.addFnAttr(llvm::Attribute::NoUnwind);
-    }
+    prepare_module(*m, tm);
     return m;
   }
 
-  static void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(&tm);
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
-    mpm.run(m, mam);
-  }
-
   std::unique_ptr<llvm::TargetMachine> target_machine() {
-    return unwrap(jtmb.createTargetMachine(), "cannot create a target machine");
+    return create_target_machine(target, TargetUse::Jit);
   }
 };
 
@@ -111,14 +76,15 @@ JitCompiler::JitCompiler(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 JitCompiler::~JitCompiler() = default;
 
 std::unique_ptr<JitCompiler> JitCompiler::create() {
-  init_llvm_once();
-  // detectHost takes the CPU name and features from sys::getHostCPUName and
+  initialize_llvm_targets();
+  // host_target takes the CPU name and features from sys::getHostCPUName and
   // sys::getHostCPUFeatures: code may use every ISA extension the host has.
-  auto jtmb = unwrap(llvm::orc::JITTargetMachineBuilder::detectHost(), "cannot detect the host");
+  auto impl = std::make_unique<Impl>();
+  impl->target = host_target();
+  llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(impl->target.triple)};
+  jtmb.setCPU(impl->target.cpu);
+  jtmb.getFeatures() = llvm::SubtargetFeatures(impl->target.features);
   jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
-  auto impl = std::make_unique<Impl>(jtmb);
-  impl->cpu = jtmb.getCPU();
-  impl->features = jtmb.getFeatures().getString();
   impl->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
                      "cannot create the JIT");
   llvm::orc::JITDylib& jd = impl->jit->getMainJITDylib();
@@ -142,8 +108,8 @@ std::unique_ptr<JitCompiler> JitCompiler::create() {
   return std::unique_ptr<JitCompiler>(new JitCompiler(std::move(impl)));
 }
 
-const std::string& JitCompiler::host_cpu() const { return impl_->cpu; }
-const std::string& JitCompiler::host_features() const { return impl_->features; }
+const std::string& JitCompiler::host_cpu() const { return impl_->target.cpu; }
+const std::string& JitCompiler::host_features() const { return impl_->target.features; }
 
 std::unique_ptr<CompiledFunction> JitCompiler::compile(const LoweredFunction& f) {
   const auto start = Clock::now();
@@ -157,18 +123,11 @@ std::unique_ptr<CompiledFunction> JitCompiler::compile(const LoweredFunction& f)
   out->stats_.generate_ms = ms_since(t);
 
   t = Clock::now();
-  Impl::optimize(*m, *tm);
+  optimize_module(*m, *tm);
   out->stats_.optimize_ms = ms_since(t);
 
   t = Clock::now();
-  llvm::SmallVector<char, 0> object;
-  {
-    llvm::raw_svector_ostream os(object);
-    llvm::legacy::PassManager pm;
-    STIPPLE_INTERNAL_CHECK(!tm->addPassesToEmitFile(pm, os, nullptr, llvm::CGFT_ObjectFile),
-                           "the host target cannot emit object files");
-    pm.run(*m);
-  }
+  const std::string object = emit_machine_code(*m, *tm, llvm::CGFT_ObjectFile);
   out->stats_.codegen_ms = ms_since(t);
 
   t = Clock::now();
@@ -191,7 +150,7 @@ std::string JitCompiler::llvm_ir(const LoweredFunction& f, bool optimized) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::TargetMachine> tm = impl_->target_machine();
   std::unique_ptr<llvm::Module> m = impl_->build(f, "stipple_ir_dump", ctx, *tm);
-  if (optimized) Impl::optimize(*m, *tm);
+  if (optimized) optimize_module(*m, *tm);
   std::string text;
   llvm::raw_string_ostream os(text);
   m->print(os, nullptr);

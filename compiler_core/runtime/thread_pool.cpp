@@ -4,6 +4,9 @@
 
 #include <algorithm>
 #include <atomic>
+#include <string>
+
+#include "compiler_core/ir/error.h"
 
 namespace stipple {
 
@@ -23,22 +26,56 @@ struct ThreadPool::Job {
   std::condition_variable done;
 };
 
-ThreadPool::ThreadPool(int threads) {
-  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
-}
+ThreadPool::ThreadPool(int threads) { start_workers(threads); }
 
 ThreadPool::~ThreadPool() {
+  std::lock_guard<std::mutex> resize_lock(resize_mutex_);
+  stop_workers();
+}
+
+void ThreadPool::start_workers(int threads) {
+  for (int i = 0; i < threads; ++i) workers_.emplace_back([this] { worker_loop(); });
+  worker_count_.store(threads, std::memory_order_relaxed);
+}
+
+void ThreadPool::stop_workers() {
+  // Workers look at stopping_ only between jobs, so each finishes the iterations it has
+  // taken; a job's owner runs whatever is left, so queued jobs still complete.
+  worker_count_.store(0, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     stopping_ = true;
   }
   wake_.notify_all();
   for (std::thread& t : workers_) t.join();
+  workers_.clear();
+  std::lock_guard<std::mutex> lock(mutex_);
+  stopping_ = false;
+}
+
+void ThreadPool::set_threads(int threads) {
+  if (threads < 0) {
+    throw UserError("a thread pool cannot have " + std::to_string(threads) + " workers");
+  }
+  if (parallel_depth > 0) {
+    throw UserError("the thread count cannot change from inside a parallel loop");
+  }
+  std::lock_guard<std::mutex> resize_lock(resize_mutex_);
+  if (threads == static_cast<int>(workers_.size())) return;
+  stop_workers();
+  start_workers(threads);
 }
 
 ThreadPool& ThreadPool::global() {
   static ThreadPool pool(static_cast<int>(std::max(1u, std::thread::hardware_concurrency())) - 1);
   return pool;
+}
+
+void ThreadPool::set_global_threads(int threads) {
+  if (threads < 1) {
+    throw UserError("the thread count must be at least 1, not " + std::to_string(threads));
+  }
+  global().set_threads(threads - 1);
 }
 
 void ThreadPool::run_iterations(Job& job) {
@@ -83,7 +120,7 @@ void ThreadPool::worker_loop() {
 
 int32_t ThreadPool::parallel_for(ParallelBody body, void* closure, int32_t min, int32_t extent) {
   if (extent <= 0) return 0;
-  if (workers_.empty() || extent == 1 || parallel_depth > 0) {
+  if (worker_count_.load(std::memory_order_relaxed) == 0 || extent == 1 || parallel_depth > 0) {
     ++parallel_depth;
     int32_t code = 0;
     for (int64_t i = min; i < static_cast<int64_t>(min) + extent && code == 0; ++i) {
@@ -121,4 +158,13 @@ int32_t ThreadPool::parallel_for(ParallelBody body, void* closure, int32_t min, 
 extern "C" int32_t stipple_parallel_for(void* body, void* closure, int32_t min, int32_t extent) {
   return stipple::ThreadPool::global().parallel_for(reinterpret_cast<stipple::ParallelBody>(body),
                                                     closure, min, extent);
+}
+
+extern "C" int32_t stipple_set_num_threads(int32_t threads) {
+  try {
+    stipple::ThreadPool::set_global_threads(threads);
+  } catch (const stipple::UserError&) {
+    return 1;
+  }
+  return 0;
 }

@@ -1,0 +1,135 @@
+// `stipple compile FILE.stp [--schedule S.sched] --emit obj,header [-o OUT]
+// [--function-name NAME] [--target T]`: compiles a pipeline ahead of time under a
+// schedule into files a user links into their own program: an object file, assembly, the
+// optimised LLVM IR, and a C header that declares the function and documents its calling
+// convention (compiler_core/codegen/aot.h).
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "client/commands.h"
+#include "compiler_core/codegen/aot.h"
+#include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/schedule/schedule_checker.h"
+
+namespace stipple::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct CompileOptions {
+  std::string pipeline;
+  std::string schedule;
+  std::vector<std::string> emit;
+  std::string output;
+  std::string function_name;
+  std::string target = "host";
+};
+
+/// Where one kind goes. One kind and -o: exactly -o. Otherwise each kind gets its own
+/// extension on a base name: -o without an extension of ours (".o", ".s", ".ll", ".h"), or
+/// the pipeline file's stem in the current directory.
+std::string output_path(const CompileOptions& opt, codegen::EmitKind kind, size_t kinds) {
+  if (kinds == 1 && !opt.output.empty()) return opt.output;
+  fs::path base = opt.output.empty() ? fs::path(opt.pipeline).stem() : fs::path(opt.output);
+  for (codegen::EmitKind k : {codegen::EmitKind::Object, codegen::EmitKind::Assembly,
+                              codegen::EmitKind::LlvmIr, codegen::EmitKind::Header}) {
+    if (base.extension() == codegen::emit_kind_extension(k)) {
+      base.replace_extension();
+      break;
+    }
+  }
+  return base.string() + std::string(codegen::emit_kind_extension(kind));
+}
+
+void write_file(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (!out) throw UserError("cannot write '" + path + "': " + std::strerror(errno));
+}
+
+int run_compile(const CompileOptions& opt) {
+  std::vector<codegen::EmitKind> kinds;
+  for (const std::string& name : opt.emit) {
+    codegen::EmitKind k = codegen::parse_emit_kind(name);
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  }
+  const bool to_stdout = opt.output == "-";
+  if (to_stdout && kinds.size() != 1) {
+    throw UserError("-o - (standard output) takes a single --emit kind, not " +
+                    std::to_string(kinds.size()));
+  }
+
+  codegen::AotOptions aot;
+  aot.symbol = opt.function_name.empty()
+                   ? codegen::c_function_name_from(fs::path(opt.pipeline).stem().string())
+                   : opt.function_name;
+  codegen::check_c_function_name(aot.symbol);
+  aot.target = opt.target;
+  const std::string target = codegen::describe_target(opt.target);
+
+  Pipeline p = load_pipeline_file(opt.pipeline);
+  Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
+  aot.pipeline_file = opt.pipeline;
+  aot.schedule_file = opt.schedule;
+  aot.output_name = p.output.func;
+  for (const Expr& e : p.output.extents) aot.output_extents.push_back(to_string(e));
+
+  spdlog::info("compiling {} under {} for {} ({})", p.name,
+               opt.schedule.empty() ? std::string("the default schedule") : opt.schedule,
+               opt.target, target);
+  codegen::LoweredFunction lowered = lower(p, s);
+  codegen::AotOutputs outputs = codegen::compile_ahead_of_time(lowered, kinds, aot);
+
+  for (codegen::EmitKind k : kinds) {
+    const std::string& contents = outputs.at(k);
+    if (to_stdout) {
+      std::cout.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+      std::cout.flush();
+      continue;
+    }
+    const std::string path = output_path(opt, k, kinds.size());
+    write_file(path, contents);
+    std::cout << "wrote " << path << " (" << codegen::emit_kind_name(k) << ", function "
+              << aot.symbol << ")\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_compile_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "compile", "Compile a pipeline ahead of time into an object file and C header to link");
+  auto opt = std::make_shared<CompileOptions>();
+  cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
+  cmd->add_option("-s,--schedule", opt->schedule, "a .sched file; without it the default schedule");
+  cmd->add_option("--emit", opt->emit,
+                  "what to write: obj, asm, llvm (optimised LLVM IR) or header (C declarations "
+                  "and the calling convention); repeat it or give a list (obj,header)")
+      ->required()
+      ->delimiter(',')
+      ->check(CLI::IsMember({"obj", "asm", "llvm", "header"}));
+  cmd->add_option("-o,--output", opt->output,
+                  "the file to write for one --emit kind ('-' for standard output); for several, "
+                  "the base name each kind's extension (.o .s .ll .h) goes on; default: the "
+                  "pipeline file's stem");
+  cmd->add_option("--function-name", opt->function_name,
+                  "the exported C function; default: the pipeline file's stem as a C identifier");
+  cmd->add_option("--target", opt->target,
+                  "host (this CPU, all its extensions), x86-64 (portable), x86-64-v2, "
+                  "x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or aarch64")
+      ->check(CLI::IsMember(codegen::aot_target_names()))
+      ->capture_default_str();
+  return [opt]() { return run_compile(*opt); };
+}
+
+}  // namespace stipple::cli

@@ -1,0 +1,128 @@
+// Targets, TargetMachines, the -O3 pipeline and emission, shared by the JIT and the AOT
+// compiler so that both produce the same code for the same target.
+#include "compiler_core/codegen/target_machine.h"
+
+#include <llvm/ADT/StringMap.h>
+#include <llvm/ADT/Triple.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Module.h>
+#include <llvm/MC/SubtargetFeature.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/Host.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <mutex>
+
+#include "compiler_core/ir/error.h"
+
+namespace stipple::codegen {
+
+void initialize_llvm_targets() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    // All of them, not just the native one: `stipple compile --target aarch64` on x86-64.
+    llvm::InitializeAllTargetInfos();
+    llvm::InitializeAllTargets();
+    llvm::InitializeAllTargetMCs();
+    llvm::InitializeAllAsmPrinters();
+    llvm::InitializeAllAsmParsers();
+  });
+}
+
+TargetSpec host_target() {
+  // Exactly what llvm::orc::JITTargetMachineBuilder::detectHost does, so the JIT's
+  // TargetMachine and ours agree feature for feature.
+  llvm::SubtargetFeatures features;
+  llvm::StringMap<bool> host_features;
+  if (llvm::sys::getHostCPUFeatures(host_features)) {
+    for (auto& f : host_features) features.AddFeature(f.first(), f.second);
+  }
+  return TargetSpec{"host", llvm::sys::getProcessTriple(), llvm::sys::getHostCPUName().str(),
+                    features.getString()};
+}
+
+const std::vector<std::string>& target_names() {
+  static const std::vector<std::string> names = {"host",      "x86-64",    "x86-64-v2",
+                                                 "x86-64-v3", "x86-64-v4", "aarch64"};
+  return names;
+}
+
+TargetSpec named_target(std::string_view name) {
+  if (name == "host") return host_target();
+  // The host's vendor, OS and environment with the named architecture: a generic CPU for
+  // the same kind of system (x86_64-pc-linux-gnu -> aarch64-pc-linux-gnu).
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  if (name == "x86-64" || name == "x86-64-v2" || name == "x86-64-v3" || name == "x86-64-v4") {
+    triple.setArch(llvm::Triple::x86_64);
+    return TargetSpec{std::string(name), triple.str(), std::string(name), ""};
+  }
+  if (name == "aarch64") {
+    triple.setArch(llvm::Triple::aarch64);
+    return TargetSpec{std::string(name), triple.str(), "generic", "+neon"};
+  }
+  std::string known;
+  for (const std::string& n : target_names()) known += (known.empty() ? "" : ", ") + n;
+  throw UserError("unknown target '" + std::string(name) + "' (known: " + known + ")");
+}
+
+std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetSpec& target,
+                                                           TargetUse use) {
+  initialize_llvm_targets();
+  std::string error;
+  const llvm::Target* t = llvm::TargetRegistry::lookupTarget(target.triple, error);
+  STIPPLE_INTERNAL_CHECK(t != nullptr, "no LLVM target for " + target.triple + ": " + error);
+  const bool jit = use == TargetUse::Jit;
+  llvm::Optional<llvm::Reloc::Model> reloc;
+  if (!jit) reloc = llvm::Reloc::PIC_;
+  std::unique_ptr<llvm::TargetMachine> tm(
+      t->createTargetMachine(target.triple, target.cpu, target.features, llvm::TargetOptions(),
+                             reloc, llvm::None, llvm::CodeGenOpt::Default, jit));
+  STIPPLE_INTERNAL_CHECK(tm != nullptr, "cannot create a target machine for " + target.triple +
+                                            " (cpu " + target.cpu + ")");
+  return tm;
+}
+
+void prepare_module(llvm::Module& m, const llvm::TargetMachine& tm) {
+  m.setDataLayout(tm.createDataLayout());
+  m.setTargetTriple(tm.getTargetTriple().str());
+  const std::string cpu = tm.getTargetCPU().str();
+  const std::string features = tm.getTargetFeatureString().str();
+  for (llvm::Function& fn : m) {
+    if (fn.isDeclaration()) continue;
+    fn.addFnAttr("target-cpu", cpu);
+    if (!features.empty()) fn.addFnAttr("target-features", features);
+    fn.addFnAttr(llvm::Attribute::NoUnwind);
+  }
+}
+
+void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(&tm);
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  llvm::ModulePassManager mpm = pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3);
+  mpm.run(m, mam);
+}
+
+std::string emit_machine_code(llvm::Module& m, llvm::TargetMachine& tm,
+                              llvm::CodeGenFileType kind) {
+  llvm::SmallVector<char, 0> out;
+  llvm::raw_svector_ostream os(out);
+  llvm::legacy::PassManager pm;
+  STIPPLE_INTERNAL_CHECK(!tm.addPassesToEmitFile(pm, os, nullptr, kind),
+                         "target " + tm.getTargetTriple().str() + " cannot emit this file type");
+  pm.run(m);
+  return std::string(out.data(), out.size());
+}
+
+}  // namespace stipple::codegen
