@@ -668,7 +668,9 @@ llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
       llvm::Value* r = b_.CreateLoad(i64t, best_index);
       return b_.CreateTrunc(r, shaped(b_.getInt32Ty(), r));
     }
-    case ReduceOp::Median: break;
+    case ReduceOp::Median:
+      if (vector_mode()) return emit_vector_median(op);
+      break;
   }
   // Median: the values as doubles (exact for every type) in a scratch array, on the stack
   // up to kStackValues, else on the heap; the runtime picks the lower median.

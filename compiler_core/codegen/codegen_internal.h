@@ -98,6 +98,10 @@ class CodeGen {
   bool dense_lanes(const std::vector<llvm::Value*>& coords) const;
   llvm::Value* lane_pointers(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   void emit_vector_if(const IfThenElse* op, llvm::Value* cond);
+  /// A median with constant bounds as a sorting network over the lanes.
+  llvm::Value* emit_vector_median(const Reduce* op);
+  /// The integer key a median sorts `v` by (or, with `inverse`, the value of a key).
+  llvm::Value* median_key(llvm::Value* v, Type t, bool inverse);
 
   // ---- expressions (codegen_expr.cpp)
   llvm::Value* emit(const Expr& e);

@@ -19,10 +19,13 @@
 // inside the image (one load, no boundary arithmetic) and clamp per lane otherwise.
 //
 // Bodies that this cannot express run as scalar loops instead: loops or reductions whose
-// bounds differ between lanes, allocations, parallel loops and median (whose scratch
-// array and runtime call are per point).
+// bounds differ between lanes, allocations, parallel loops, and medians over more than
+// 64 points or with non-constant bounds. A median in vector code is a sorting network
+// (Batcher's odd-even merge sort, pruned by LLVM to the comparators its middle output
+// needs) on integer keys that order floats as median_order.h does.
 #include <llvm/IR/Intrinsics.h>
 
+#include <algorithm>
 #include <set>
 
 #include "compiler_core/codegen/codegen_internal.h"
@@ -32,6 +35,22 @@
 namespace stipple::codegen {
 
 namespace {
+
+constexpr int64_t kMaxVectorMedianPoints = 64;
+
+/// The number of points of a median with constant bounds (at most kMaxVectorMedianPoints),
+/// else nullopt.
+std::optional<int64_t> vector_median_points(const Reduce* op) {
+  int64_t n = 1;
+  for (const ReductionVariable& rv : op->domain) {
+    const IntImm* lo = rv.min.as<IntImm>();
+    const IntImm* hi = rv.max.as<IntImm>();
+    if (!lo || !hi) return std::nullopt;
+    n *= std::max<int64_t>(hi->value - lo->value + 1, 0);
+    if (n > kMaxVectorMedianPoints) return std::nullopt;
+  }
+  return n;
+}
 
 /// Decides whether a Vectorized loop's body can be vector code: tracks which names vary
 /// between lanes (the loop variable and lets computed from varying values) and rejects
@@ -45,7 +64,9 @@ class VectorizabilityCheck : public IRVisitor {
     if (varying_.count(op->name)) saw_varying_ = true;
   }
   void visit(const Reduce* op) override {
-    if (op->op == ReduceOp::Median) ok_ = false;
+    // A median is a selection network over its points, so it needs constant bounds and at
+    // most kMaxVectorMedianPoints points.
+    if (op->op == ReduceOp::Median && !vector_median_points(op)) ok_ = false;
     for (const ReductionVariable& rv : op->domain) {
       if (varies(rv.min) || varies(rv.max)) ok_ = false;
     }
@@ -293,6 +314,81 @@ void CodeGen::emit_vector_if(const IfThenElse* op, llvm::Value* cond) {
   llvm::Value* m_else = op->else_case.defined() ? masked_with(cond, true) : nullptr;
   run_masked(m_then, op->then_case, saved_mask == nullptr);
   if (m_else) run_masked(m_else, op->else_case, false);
+}
+
+llvm::Value* CodeGen::emit_vector_median(const Reduce* op) {
+  const Type t = op->body.type();
+  // The body at every point, first variable innermost (the order does not matter for a
+  // median, but it keeps the evaluation order of the scalar code).
+  std::vector<llvm::Value*> keys;
+  std::function<void(size_t)> points = [&](size_t level) {
+    if (level == 0) {
+      keys.push_back(median_key(widen(emit(op->body)), t, false));
+      return;
+    }
+    const ReductionVariable& rv = op->domain[level - 1];
+    for (int64_t v = rv.min.as<IntImm>()->value; v <= rv.max.as<IntImm>()->value; ++v) {
+      push_var(rv.name, i32(v));
+      points(level - 1);
+      pop_var();
+    }
+  };
+  points(op->domain.size());
+  if (keys.empty()) return widen(constant_of(t, 0));
+  const bool is_unsigned = t.is_unsigned() || t.is_bool();
+  const size_t n = keys.size(), k = (n - 1) / 2;
+  size_t m = 1;
+  while (m < n) m *= 2;
+  // Padding sorts after every value (ties with a real maximum leave its value in place).
+  llvm::Type* kt = keys[0]->getType();
+  llvm::Value* top =
+      is_unsigned
+          ? llvm::Constant::getAllOnesValue(kt)
+          : llvm::ConstantInt::get(kt, llvm::APInt::getSignedMaxValue(kt->getScalarSizeInBits()));
+  keys.resize(m, top);
+  auto exchange = [&](size_t a, size_t c) {
+    llvm::Intrinsic::ID lo = is_unsigned ? llvm::Intrinsic::umin : llvm::Intrinsic::smin;
+    llvm::Intrinsic::ID hi = is_unsigned ? llvm::Intrinsic::umax : llvm::Intrinsic::smax;
+    llvm::Value* x = keys[a];
+    llvm::Value* y = keys[c];
+    keys[a] = b_.CreateBinaryIntrinsic(lo, x, y);
+    keys[c] = b_.CreateBinaryIntrinsic(hi, x, y);
+  };
+  // Batcher's odd-even merge sort; outputs other than keys[k] are dead and LLVM drops
+  // the comparators that only feed them.
+  for (size_t p = 1; p < m; p *= 2) {
+    for (size_t step = p; step >= 1; step /= 2) {
+      for (size_t j = step % p; j + step < m; j += 2 * step) {
+        for (size_t i = 0; i < std::min(step, m - j - step); ++i) {
+          if ((i + j) / (2 * p) == (i + j + step) / (2 * p)) exchange(i + j, i + j + step);
+        }
+      }
+    }
+  }
+  return median_key(keys[k], t, true);
+}
+
+llvm::Value* CodeGen::median_key(llvm::Value* v, Type t, bool inverse) {
+  if (t.is_bool()) {
+    return inverse ? b_.CreateTrunc(v, shaped(b_.getInt1Ty(), v))
+                   : b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
+  }
+  if (!t.is_float()) return v;  // integers compare as themselves (signed or unsigned)
+  // Floats: the bits with the magnitude flipped for negative numbers compare as signed
+  // integers in the float order, with -0 just below +0; NaNs become one positive NaN,
+  // which sorts after +infinity. The mapping is its own inverse.
+  const unsigned bits = t.code == ScalarType::Float32 ? 32 : 64;
+  llvm::Type* it = shaped(b_.getIntNTy(bits), v);
+  llvm::Value* x = inverse ? v : b_.CreateBitCast(v, it);
+  if (!inverse) {
+    llvm::Value* nan_bits = llvm::ConstantInt::get(
+        it, bits == 32 ? uint64_t{0x7FC00000} : uint64_t{0x7FF8000000000000});
+    x = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan_bits, x);
+  }
+  llvm::Value* flip = b_.CreateLShr(b_.CreateAShr(x, llvm::ConstantInt::get(it, bits - 1)),
+                                    llvm::ConstantInt::get(it, 1));
+  llvm::Value* key = b_.CreateXor(x, flip);
+  return inverse ? b_.CreateBitCast(key, shaped(value_type(t), v)) : key;
 }
 
 }  // namespace stipple::codegen

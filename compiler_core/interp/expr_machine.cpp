@@ -6,6 +6,7 @@
 
 #include "compiler_core/interp/expr_program.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/runtime/median_order.h"
 
 namespace stipple::interp {
 
@@ -295,10 +296,8 @@ Value Machine::reduce(const Node& n) {
       if (count == 0) return value_from_double(t, 0);
       auto first = median_scratch_.begin() + static_cast<ptrdiff_t>(base);
       auto nth = first + static_cast<ptrdiff_t>((count - 1) / 2);
-      // NaN sorts after every number, which keeps the order strict and weak.
-      std::nth_element(first, nth, median_scratch_.end(), [](double a, double b) {
-        return a < b || (!std::isnan(a) && std::isnan(b));
-      });
+      // A total order (-0 before +0, NaN last): any selection algorithm agrees on the bits.
+      std::nth_element(first, nth, median_scratch_.end(), median_less);
       double m = *nth;
       median_scratch_.resize(base);
       return value_from_double(t, m);
