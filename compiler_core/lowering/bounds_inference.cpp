@@ -177,6 +177,34 @@ bool BoundsContext::available(const VarInfo& info) const {
   return true;
 }
 
+namespace {
+
+// `m + ((x - m) + 1) - 1` (the last point of a loop or split over a func's region
+// m..x) is x. Taking the interval of the sum term by term would add m's range twice,
+// and in deep compute_at nests that doubling compounds level after level until an
+// allocation no longer fits (a random schedule of interpolate's pyramid did).
+Expr last_point(const Expr& lo, const Expr& extent) {
+  const Add* a = extent.as<Add>();
+  int64_t one = 0;
+  if (a && is_const(a->b, &one) && one == 1) {
+    if (const Sub* d = a->a.as<Sub>()) {
+      if (cheap_equal(d->b, lo)) return d->a;
+    }
+  }
+  return bin<Sub>(bin<Add>(lo, extent), i32(1));
+}
+
+Expr last_point(const Expr& e) {
+  int64_t one = 0;
+  if (const Sub* s = e.as<Sub>()) {
+    const Add* a = s->a.as<Add>();
+    if (a && is_const(s->b, &one) && one == 1) return last_point(a->a, a->b);
+  }
+  return e;
+}
+
+}  // namespace
+
 SInterval BoundsContext::variable(const std::string& name) {
   for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
     if (it->first == name) return it->second;
@@ -190,7 +218,7 @@ SInterval BoundsContext::variable(const std::string& name) {
   SInterval r;
   if (info.kind == VarInfo::Kind::Loop) {
     SInterval lo = interval_of(info.min);
-    SInterval hi = interval_of(bin<Sub>(bin<Add>(info.min, info.extent), i32(1)));
+    SInterval hi = interval_of(last_point(info.min, info.extent));
     r = {lo.min, hi.max, false};
   } else {
     r = interval_of(info.min);
@@ -199,7 +227,7 @@ SInterval BoundsContext::variable(const std::string& name) {
       r.min = r.min.defined() ? emax(r.min, c) : c;
     }
     if (info.clamp_hi.defined()) {
-      Expr c = interval_of(info.clamp_hi).max;
+      Expr c = interval_of(last_point(info.clamp_hi)).max;
       r.max = r.max.defined() ? emin(r.max, c) : c;
     }
   }

@@ -4,6 +4,8 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/lowering/schedule_functions.h"
+#include "compiler_core/lowering/sliding_window.h"
+#include "compiler_core/lowering/storage_folding.h"
 
 namespace stipple {
 
@@ -13,7 +15,9 @@ codegen::LoweredFunction lower(const Pipeline& p, const Schedule& s) {
   codegen::LoweredFunction f;
   f.name = p.name;
   // Inlining and bounds inference run inside schedule_functions, per stage and level.
-  f.body = lowering::schedule_functions(p, s);
+  Stmt body = lowering::schedule_functions(p, s);
+  lowering::SlidingResult slid = lowering::sliding_window(body, p);
+  f.body = lowering::storage_folding(slid.stmt, slid.slid);
   f.inputs = p.inputs;
   f.params = p.params;
   f.buffers.push_back({out->name, out->type, static_cast<int>(out->args.size())});

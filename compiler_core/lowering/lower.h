@@ -24,7 +24,8 @@ namespace stipple {
 
 /// Lowers `p` under `s` (which check_schedule must have accepted). The passes, in order:
 /// inlining and qualification of definitions, loop nests of every stage with compute and
-/// store levels, bounds inference. Throws UserError when bounds cannot be inferred.
+/// store levels, bounds inference, sliding windows, storage folding. Throws UserError when bounds
+/// cannot be inferred.
 codegen::LoweredFunction lower(const Pipeline& p, const Schedule& s);
 
 /// The lowered loop nest as indented text (for `stipple lower`).
