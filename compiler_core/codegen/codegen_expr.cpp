@@ -572,7 +572,11 @@ llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
     case Intrinsic::Ceil: return unary_intrinsic(llvm::Intrinsic::ceil, x);
     case Intrinsic::Round: return unary_intrinsic(llvm::Intrinsic::roundeven, x);
     case Intrinsic::Sqrt: return unary_intrinsic(llvm::Intrinsic::sqrt, x);
-    case Intrinsic::Exp: return unary_intrinsic(llvm::Intrinsic::exp, x);
+    case Intrinsic::Exp:
+      if (x->getType()->isVectorTy() && t == Float32() && host_expf_is_fma_variant()) {
+        return emit_vector_expf(x);
+      }
+      return unary_intrinsic(llvm::Intrinsic::exp, x);
     case Intrinsic::Log: return unary_intrinsic(llvm::Intrinsic::log, x);
     case Intrinsic::Sin: return unary_intrinsic(llvm::Intrinsic::sin, x);
     case Intrinsic::Cos: return unary_intrinsic(llvm::Intrinsic::cos, x);
