@@ -138,6 +138,7 @@ class CodeGen {
 
   int lanes_ = 1;                // lanes of the vector loop being emitted, 1 outside one
   llvm::Value* mask_ = nullptr;  // active lanes (<lanes x i1>); null: all lanes active
+  int64_t masked_loads_ = 0;     // masked func loads emitted so far (emit_vector_if)
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
 
   std::vector<std::pair<std::string, llvm::Value*>> vars_;  // innermost last

@@ -41,6 +41,9 @@ namespace stipple::codegen {
 namespace {
 
 constexpr int64_t kMaxVectorMedianPoints = 64;
+// A guarded vector body gets an unmasked copy for full vectors up to this many LLVM
+// instructions (see emit_vector_if).
+constexpr unsigned kMaxDuplicatedInstructions = 2000;
 
 /// The number of points of a median with constant bounds (at most kMaxVectorMedianPoints),
 /// else nullopt.
@@ -242,6 +245,7 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
     return b_.CreateLoad(et, element_pointer(buf, c64));
   }
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
+  if (mask_) ++masked_loads_;
   // Inactive lanes read zero (not poison): their values may reach a mask reduction.
   llvm::Value* zero = llvm::Constant::getNullValue(vt);
   if (dense_lanes(coords)) {
@@ -295,22 +299,37 @@ void CodeGen::emit_vector_if(const IfThenElse* op, llvm::Value* cond) {
   auto run_masked = [&](llvm::Value* m, const Stmt& body, bool fast_path) {
     llvm::BasicBlock* after = new_block("vif.end");
     llvm::BasicBlock* some = new_block("vif.some");
+    llvm::BasicBlock* full = fast_path ? new_block("vif.all") : nullptr;
     if (fast_path) {
-      // Every lane active: an unmasked copy of the body (full vectors take this path).
-      llvm::BasicBlock* full = new_block("vif.all");
       llvm::BasicBlock* partial = new_block("vif.partial");
       b_.CreateCondBr(b_.CreateAndReduce(m), full, partial);
-      b_.SetInsertPoint(full);
-      mask_ = nullptr;
-      emit(body);
-      b_.CreateBr(after);
       b_.SetInsertPoint(partial);
     }
     b_.CreateCondBr(b_.CreateOrReduce(m), some, after);
     b_.SetInsertPoint(some);
     mask_ = m;
+    const unsigned before = fn_->getInstructionCount();
+    const int64_t masked_loads_before = masked_loads_;
     emit(body);
+    const unsigned size = fn_->getInstructionCount() - before;
+    const bool loads_masked = masked_loads_ > masked_loads_before;
     b_.CreateBr(after);
+    if (fast_path) {
+      // Every lane active: an unmasked copy of the body, which full vectors (all but the
+      // tail) take, when the masked body loads from func buffers (LLVM 14 keeps masked
+      // loads in loops from being hoisted and combined: a 17-tap blur ran 5x slower) and
+      // is small enough that the copy costs little compile time. Bodies whose only masked
+      // access is the store (input reads are never masked) run masked: a masked store
+      // costs about what a plain one does.
+      b_.SetInsertPoint(full);
+      if (loads_masked && size <= kMaxDuplicatedInstructions) {
+        mask_ = nullptr;
+        emit(body);
+        b_.CreateBr(after);
+      } else {
+        b_.CreateBr(some);
+      }
+    }
     b_.SetInsertPoint(after);
     mask_ = saved_mask;
   };
