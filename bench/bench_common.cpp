@@ -1,0 +1,246 @@
+// The shared part of the issue-#3 benchmarks: see bench_common.h.
+#include "bench/bench_common.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+
+#include "compiler_core/image/image_io.h"
+#include "compiler_core/interp/evaluator.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/schedule/schedule_checker.h"
+
+namespace stipple::bench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+codegen::JitCompiler& jit() {
+  static std::unique_ptr<codegen::JitCompiler> compiler = codegen::JitCompiler::create();
+  return *compiler;
+}
+
+/// The fixture photo as planar f32 RGB in [0, 1].
+const Buffer& fixture_rgb() {
+  static const Buffer rgb = [] {
+    Buffer photo =
+        read_image(std::string(STIPPLE_SOURCE_DIR) + "/datasets/fixtures/natural-820x614.png");
+    InputDecl decl;
+    decl.name = "in";
+    decl.type = Type(ScalarType::Float32);
+    decl.dim_names = {"x", "y", "c"};
+    return photo_to_input(photo, decl, "natural-820x614.png");
+  }();
+  return rgb;
+}
+
+/// The fixture resampled bilinearly (pixel centres aligned) to `size`: smooth regions,
+/// edges and texture like a photo, the same at every run.
+Buffer resampled_rgb(ImageSize size) {
+  const Buffer& src = fixture_rgb();
+  const int64_t sw = src.extent(0), sh = src.extent(1);
+  const float* s = src.data_as<float>();
+  Buffer out(ScalarType::Float32, {size.width, size.height, 3});
+  float* o = out.data_as<float>();
+  for (int64_t y = 0; y < size.height; ++y) {
+    double fy = std::clamp((y + 0.5) * sh / size.height - 0.5, 0.0, double(sh - 1));
+    int64_t y0 = static_cast<int64_t>(fy), y1 = std::min(y0 + 1, sh - 1);
+    double ty = fy - y0;
+    for (int64_t x = 0; x < size.width; ++x) {
+      double fx = std::clamp((x + 0.5) * sw / size.width - 0.5, 0.0, double(sw - 1));
+      int64_t x0 = static_cast<int64_t>(fx), x1 = std::min(x0 + 1, sw - 1);
+      double tx = fx - x0;
+      for (int64_t c = 0; c < 3; ++c) {
+        const float* p = s + c * sw * sh;
+        double top = p[y0 * sw + x0] * (1 - tx) + p[y0 * sw + x1] * tx;
+        double bottom = p[y1 * sw + x0] * (1 - tx) + p[y1 * sw + x1] * tx;
+        o[(c * size.height + y) * size.width + x] =
+            static_cast<float>(top * (1 - ty) + bottom * ty);
+      }
+    }
+  }
+  return out;
+}
+
+/// An RGGB mosaic of the resampled photo: red at (even, even), blue at (odd, odd).
+Buffer bayer_rggb(ImageSize size) {
+  Buffer rgb = resampled_rgb(size);
+  const float* s = rgb.data_as<float>();
+  Buffer out(ScalarType::Float32, {size.width, size.height});
+  float* o = out.data_as<float>();
+  for (int64_t y = 0; y < size.height; ++y) {
+    for (int64_t x = 0; x < size.width; ++x) {
+      int64_t c = (x % 2 == 0 && y % 2 == 0) ? 0 : (x % 2 == 1 && y % 2 == 1 ? 2 : 1);
+      o[y * size.width + x] = s[(c * size.height + y) * size.width + x];
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+const std::vector<std::string>& issue3_pipelines() {
+  static const std::vector<std::string> names = {"blur3x3", "two_pass_blur", "bilateral_filter",
+                                                 "median",  "unsharp_mask",  "demosaic"};
+  return names;
+}
+
+std::vector<ImageSize> bench_sizes(const std::string& pipeline) {
+  std::vector<ImageSize> sizes = {{1920, 1080}};
+  if (pipeline == "blur3x3") sizes.push_back({6400, 4800});
+  return sizes;
+}
+
+const std::vector<int>& bench_threads() {
+  static const std::vector<int> threads = {1, 2};
+  return threads;
+}
+
+std::string pipeline_path(const std::string& name) {
+  return std::string(STIPPLE_SOURCE_DIR) + "/datasets/pipelines/" + name + ".stp";
+}
+
+std::string schedule_path(const std::string& name) {
+  return std::string(STIPPLE_SOURCE_DIR) + "/datasets/pipelines/" + name + ".sched";
+}
+
+const Buffer& bench_input(const std::string& pipeline, ImageSize size) {
+  static std::mutex mutex;
+  static std::map<std::string, Buffer> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  bool mosaic = pipeline == "demosaic";
+  std::string key = (mosaic ? "bayer/" : "rgb/") + size.label();
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    it = cache.emplace(key, mosaic ? bayer_rggb(size) : resampled_rgb(size)).first;
+  }
+  return it->second;
+}
+
+StippleProgram::StippleProgram(const std::string& pipeline, bool hand) {
+  auto t0 = Clock::now();
+  pipeline_ = load_pipeline_file(pipeline_path(pipeline));
+  Schedule schedule = hand ? load_schedule_file(schedule_path(pipeline), pipeline_) : Schedule{};
+  lowered_ = lower(pipeline_, schedule);
+  compiled_ = jit().compile(lowered_);
+  compile_ms_ = ms_since(t0);
+  for (const ParamDecl& p : lowered_.params) params_.push_back(p.default_value);
+  STIPPLE_INTERNAL_CHECK(lowered_.inputs.size() == 1 && lowered_.buffers.size() == 1,
+                         "the benchmarks pass one input and one output buffer");
+}
+
+StippleProgram::~StippleProgram() = default;
+
+const codegen::CompileStats& StippleProgram::jit_stats() const { return compiled_->stats(); }
+
+Buffer StippleProgram::make_output(const Buffer& input) const {
+  InputImages inputs = {{pipeline_.inputs[0].name, input}};
+  return Buffer(pipeline_.find_func(pipeline_.output.func)->type.code,
+                output_extents(pipeline_, inputs));
+}
+
+void StippleProgram::run(const Buffer& input, Buffer& output) const {
+  // Descriptors are a few hundred bytes on the stack: cheaper than anything timed.
+  codegen::BufferDescriptor descriptors[2] = {codegen::describe(input), codegen::describe(output)};
+  int32_t rc = (*compiled_)(descriptors, params_.data());
+  if (rc != 0) {
+    std::fprintf(stderr, "%s: generated code returned %d\n", pipeline_.name.c_str(), rc);
+    std::exit(1);
+  }
+}
+
+const Buffer& stipple_reference_output(const std::string& pipeline, ImageSize size) {
+  static std::mutex mutex;
+  static std::map<std::string, Buffer> cache;
+  std::lock_guard<std::mutex> lock(mutex);
+  std::string key = pipeline + "/" + size.label();
+  auto it = cache.find(key);
+  if (it == cache.end()) {
+    StippleProgram program(pipeline, /*hand=*/true);
+    const Buffer& input = bench_input(pipeline, size);
+    Buffer out = program.make_output(input);
+    program.run(input, out);
+    it = cache.emplace(key, std::move(out)).first;
+  }
+  return it->second;
+}
+
+ImageView view_of(const Buffer& b) {
+  STIPPLE_INTERNAL_CHECK(b.type() == ScalarType::Float32, "views are of f32 buffers");
+  return ImageView{b.data_as<float>(), b.dim(0).stride, b.dim(1).stride,
+                   b.dimensions() > 2 ? b.dim(2).stride : 0};
+}
+
+double max_abs_diff(const Buffer& reference, const ImageView& actual, int64_t margin, int64_t c0,
+                    int64_t c1) {
+  ImageView ref = view_of(reference);
+  const int64_t w = reference.extent(0), h = reference.extent(1);
+  if (c1 < 0) c1 = reference.extent_or_one(2);
+  double worst = 0;
+  for (int64_t c = c0; c < c1; ++c) {
+    for (int64_t y = margin; y < h - margin; ++y) {
+      for (int64_t x = margin; x < w - margin; ++x) {
+        double d = std::fabs(double(ref.at(x, y, c)) - double(actual.at(x, y, c)));
+        if (!(d <= worst)) worst = d;  // keeps NaN
+      }
+    }
+  }
+  return worst;
+}
+
+void check_close(const std::string& what, double diff, double tolerance, int64_t margin) {
+  std::fprintf(stderr,
+               "check: %s: max |diff| %.3g against Stipple (tolerance %.3g, border margin %lld)\n",
+               what.c_str(), diff, tolerance, static_cast<long long>(margin));
+  if (!(diff <= tolerance)) {
+    std::fprintf(stderr, "check FAILED: %s does not compute what Stipple computes\n", what.c_str());
+    std::exit(1);
+  }
+}
+
+std::string bench_name(const std::string& pipeline, ImageSize size, int threads,
+                       const std::string& variant) {
+  return pipeline + "/" + size.label() + "/t" + std::to_string(threads) + "/" + variant;
+}
+
+benchmark::internal::Benchmark* register_timed(const std::string& name, std::function<void()> body,
+                                               std::function<void()> setup, double min_time) {
+  auto* b = benchmark::RegisterBenchmark(name.c_str(), [body, setup](benchmark::State& state) {
+    if (setup) setup();
+    std::vector<double> times;
+    for (auto _ : state) {
+      auto t0 = Clock::now();
+      body();
+      times.push_back(ms_since(t0));
+    }
+    std::sort(times.begin(), times.end());
+    state.counters["median_ms"] = times[times.size() / 2];
+    state.counters["min_ms"] = times.front();
+  });
+  b->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(min_time);
+  return b;
+}
+
+int run_benchmarks(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  // The registered lambdas own compiled programs; destroy them now, while the JIT (a
+  // function-local static made after the registry) still exists. Left to static
+  // destruction, removing their code from the destroyed JIT would hang.
+  benchmark::ClearRegisteredBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}
+
+}  // namespace stipple::bench

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""Issue #3's table: reads the Google Benchmark JSON files that bench/run_issue3.sh wrote
+and prints Markdown tables of compile times, run times (median milliseconds per variant)
+and the ratios the issue's targets are about.
+
+    python3 bench/issue3_table.py BUILD_DIR/issue3-results
+"""
+import glob
+import json
+import os
+import sys
+
+VARIANTS = ["stipple_default", "stipple_hand", "cpp", "opencv", "halide_breadth_first",
+            "halide_mullapudi2016", "halide_adams2019", "halide_manual"]
+SHORT = {"stipple_default": "default", "stipple_hand": "hand", "cpp": "C++ -O3",
+         "opencv": "OpenCV", "halide_breadth_first": "H breadth-first",
+         "halide_mullapudi2016": "H Mullapudi", "halide_adams2019": "H Adams",
+         "halide_manual": "H manual"}
+# Variants without parallel loops, timed with one thread only.
+SERIAL = {"stipple_default", "cpp", "halide_breadth_first"}
+
+
+def load(folder):
+    results = {}
+    for path in sorted(glob.glob(os.path.join(folder, "*.json"))):
+        with open(path) as f:
+            data = json.load(f)
+        for b in data.get("benchmarks", []):
+            if b.get("run_type") == "aggregate":
+                continue
+            parts = b["name"].split("/")
+            results[tuple(p for p in parts if not p.startswith(("min_time", "real_time")))] = b
+    return results
+
+
+def fmt(ms):
+    if ms is None:
+        return "-"
+    return f"{ms:.0f}" if ms >= 100 else f"{ms:.3g}"
+
+
+def main():
+    folder = sys.argv[1] if len(sys.argv) > 1 else "build-bench/issue3-results"
+    r = load(folder)
+    ok = True
+
+    print("### Compile time (lower + JIT, median; hand schedules unless marked)\n")
+    print("| pipeline | stages | schedule | median ms | of which JIT ms |")
+    print("|---|---|---|---|---|")
+    worst_small = 0.0
+    for key, b in sorted(r.items()):
+        if key[0] != "compile":
+            continue
+        stages = int(b["stages"])
+        print(f"| {key[1]} | {stages} | {key[2]} | {b['median_ms']:.1f} | {b['jit_ms']:.1f} |")
+        if stages <= 10:
+            worst_small = max(worst_small, b["median_ms"])
+    if worst_small:
+        passed = worst_small < 100
+        ok &= passed
+        print(f"\nSlowest median compile of a pipeline of up to 10 stages: {worst_small:.1f} ms "
+              f"(target < 100 ms: {'met' if passed else 'NOT met'})\n")
+
+    configs = sorted({(k[0], k[1]) for k in r if k[0] not in ("compile", "bandwidth")},
+                     key=lambda pc: (pc[0], [int(v) for v in pc[1].split("x")]))
+    threads = sorted({int(k[2][1:]) for k in r if k[0] not in ("compile",)})
+
+    def ms(p, size, t, v):
+        b = r.get((p, size, f"t{t}", v))
+        return b["median_ms"] if b else None
+
+    print("### Run time (median ms)\n")
+    print("Serial variants (default schedule, C++, Halide breadth-first) run with one thread; "
+          "their t1 time is used in the t2 ratios. best = the faster of OpenCV and Halide's best "
+          "schedule at the same thread count.\n")
+    print("| pipeline | size | threads | " + " | ".join(SHORT[v] for v in VARIANTS) +
+          " | hand/C++ | hand/best |")
+    print("|---|---|---|" + "---|" * (len(VARIANTS) + 2))
+    for p, size in configs:
+        for t in threads:
+            row = []
+            for v in VARIANTS:
+                row.append(fmt(ms(p, size, t, v) if t == 1 or v not in SERIAL else None))
+            hand = ms(p, size, t, "stipple_hand")
+            cpp = ms(p, size, 1, "cpp")
+            comparators = [ms(p, size, t, v) for v in VARIANTS if v.startswith(("opencv", "halide"))]
+            comparators += [ms(p, size, 1, "halide_breadth_first")]
+            comparators = [c for c in comparators if c is not None]
+            best = min(comparators) if comparators else None
+            vs_cpp = f"{hand / cpp:.2f}" if hand and cpp else "-"
+            vs_best = f"{hand / best:.2f}" if hand and best else "-"
+            if hand and cpp and hand / cpp > 1 / 3:
+                vs_cpp += " (target <= 0.33 NOT met)"
+                ok = False
+            if hand and best and hand / best > 1.25:
+                vs_best += " (target <= 1.25 NOT met)"
+                ok = False
+            print(f"| {p} | {size} | {t} | " + " | ".join(row) + f" | {vs_cpp} | {vs_best} |")
+
+    bw = {k: b for k, b in r.items() if k[0] == "bandwidth"}
+    if bw:
+        print("\n### blur3x3 against the memory-bandwidth bound\n")
+        print("| size | threads | copy loop ms | memcpy ms | bound ms (GB/s) | blur3x3 hand ms | "
+              "hand/bound |")
+        print("|---|---|---|---|---|---|---|")
+        for size in sorted({k[1] for k in bw}):
+            gbytes = 2 * 4 * 3 * int(size.split("x")[0]) * int(size.split("x")[1]) / 1e9
+            for t in threads:
+                loop = ms("bandwidth", size, t, "copy_loop")
+                mc = ms("bandwidth", size, t, "memcpy")
+                if loop is None or mc is None:
+                    continue
+                bound = min(loop, mc)
+                hand = ms("blur3x3", size, t, "stipple_hand")
+                ratio = f"{hand / bound:.2f}" if hand else "-"
+                if hand and hand / bound > 1.5:
+                    ratio += " (target <= 1.5 NOT met)"
+                    ok = False
+                print(f"| {size} | {t} | {fmt(loop)} | {fmt(mc)} | {fmt(bound)} "
+                      f"({gbytes / (bound / 1e3):.1f}) | {fmt(hand)} | {ratio} |")
+
+    print(f"\nAll issue-#3 targets met: {'yes' if ok else 'no'}")
+
+
+if __name__ == "__main__":
+    main()
