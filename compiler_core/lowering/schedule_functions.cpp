@@ -25,17 +25,12 @@
 #include "compiler_core/lowering/bounds_inference.h"
 #include "compiler_core/lowering/cse.h"
 #include "compiler_core/lowering/inline_functions.h"
+#include "compiler_core/lowering/lowering_names.h"
 #include "compiler_core/schedule/schedule_loops.h"
 
 namespace stipple::lowering {
 
 namespace {
-
-Expr i32(int64_t v) { return IntImm::make(Int32(), v); }
-Expr var(const std::string& n) { return Variable::make(n); }
-std::string dim_name(const std::string& f, const char* what, size_t d) {
-  return f + "." + what + "." + std::to_string(d);
-}
 
 struct DerivedVar {
   std::string name;

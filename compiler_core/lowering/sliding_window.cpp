@@ -19,16 +19,11 @@
 #include "compiler_core/ir/ir_mutator.h"
 #include "compiler_core/ir/ir_visitor.h"
 #include "compiler_core/lowering/bounds_inference.h"
+#include "compiler_core/lowering/lowering_names.h"
 
 namespace stipple::lowering {
 
 namespace {
-
-Expr i32(int64_t v) { return IntImm::make(Int32(), v); }
-Expr var(const std::string& n) { return Variable::make(n); }
-std::string dim_name(const std::string& f, const char* what, size_t d) {
-  return f + "." + what + "." + std::to_string(d);
-}
 
 // How an expression changes as v grows: not at all, never down, never up, or unknown.
 enum class Dir { Const, Inc, Dec, Unknown };

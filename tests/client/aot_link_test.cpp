@@ -20,31 +20,17 @@
 
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
+#include "tests/client/shell.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
-
-Result shell(const std::string& command) {
-  Result r;
-  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
-}
+using stipple::testing_cli::Result;
+using stipple::testing_cli::shell;
+using stipple::testing_cli::source;
 
 Result stipple(const std::string& args) { return shell(std::string(STIPPLE_BINARY) + " " + args); }
-
-std::string source(const std::string& rel) { return std::string(STIPPLE_SOURCE_DIR) + "/" + rel; }
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);

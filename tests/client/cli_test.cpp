@@ -10,30 +10,18 @@
 #include <string>
 
 #include "compiler_core/image/image_io.h"
+#include "tests/client/shell.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;  // stdout and stderr together
-};
+using stipple::testing_cli::Result;
+using stipple::testing_cli::source;
 
 Result run(const std::string& args) {
-  std::string command = std::string(STIPPLE_BINARY) + " " + args + " 2>&1";
-  Result r;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) return r;
-  std::array<char, 4096> buf;
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  return r;
+  return stipple::testing_cli::shell(std::string(STIPPLE_BINARY) + " " + args);
 }
-
-std::string source(const std::string& rel) { return std::string(STIPPLE_SOURCE_DIR) + "/" + rel; }
 
 class Cli : public ::testing::Test {
  protected:
