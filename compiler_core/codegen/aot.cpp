@@ -55,7 +55,7 @@ constexpr std::string_view kReservedNames[] = {
     "wchar_t", "while", "xor", "xor_eq", "main",
     // The runtime's functions and the header's types.
     "stipple_parallel_for", "stipple_malloc", "stipple_free", "stipple_median_f64",
-    "stipple_set_num_threads", "stipple_buffer", "stipple_buffer_dim"};
+    "stipple_libm_lanes", "stipple_set_num_threads", "stipple_buffer", "stipple_buffer_dim"};
 
 bool is_reserved(std::string_view name) {
   return std::find(std::begin(kReservedNames), std::end(kReservedNames), name) !=

@@ -86,6 +86,35 @@ llvm::Value* CodeGen::constant_of(Type t, double v) {
   return llvm::ConstantInt::get(ty, static_cast<uint64_t>(static_cast<int64_t>(v)));
 }
 
+llvm::Value* CodeGen::libm(int32_t op, llvm::Value* x, llvm::Value* y) {
+  if (!x->getType()->isVectorTy()) {
+    // Scalars: the LLVM intrinsics, which become the same libm calls.
+    static const llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::exp, llvm::Intrinsic::log,
+                                              llvm::Intrinsic::sin, llvm::Intrinsic::cos,
+                                              llvm::Intrinsic::pow};
+    return y ? b_.CreateBinaryIntrinsic(ids[op], x, y) : unary_intrinsic(ids[op], x);
+  }
+  // Vectors: one runtime call for all lanes. LLVM would scalarise the intrinsic into a
+  // call per lane, each spilling every live vector register around it: slower code and
+  // much more of it to compile.
+  llvm::Type* vt = x->getType();
+  llvm::AllocaInst* a = entry_alloca(vt, "libm.a");
+  llvm::AllocaInst* out = entry_alloca(vt, "libm.out");
+  b_.CreateStore(x, a);
+  llvm::Value* b_arg = llvm::ConstantPointerNull::get(b_.getInt8PtrTy());
+  if (y) {
+    llvm::AllocaInst* bb = entry_alloca(vt, "libm.b");
+    b_.CreateStore(y, bb);
+    b_arg = b_.CreateBitCast(bb, b_.getInt8PtrTy());
+  }
+  const bool f64 = vt->getScalarType()->isDoubleTy();
+  b_.CreateCall(runtime("stipple_libm_lanes"),
+                {i32(op), i32(f64 ? 1 : 0), b_.CreateBitCast(a, b_.getInt8PtrTy()), b_arg,
+                 b_.CreateBitCast(out, b_.getInt8PtrTy()),
+                 i32(llvm::cast<llvm::FixedVectorType>(vt)->getNumElements())});
+  return b_.CreateLoad(vt, out);
+}
+
 llvm::Value* CodeGen::unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* v) {
   return b_.CreateUnaryIntrinsic(id, v);
 }
@@ -576,14 +605,14 @@ llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
       if (x->getType()->isVectorTy() && t == Float32() && host_expf_is_fma_variant()) {
         return emit_vector_expf(x);
       }
-      return unary_intrinsic(llvm::Intrinsic::exp, x);
-    case Intrinsic::Log: return unary_intrinsic(llvm::Intrinsic::log, x);
-    case Intrinsic::Sin: return unary_intrinsic(llvm::Intrinsic::sin, x);
-    case Intrinsic::Cos: return unary_intrinsic(llvm::Intrinsic::cos, x);
+      return libm(kStippleExp, x, nullptr);
+    case Intrinsic::Log: return libm(kStippleLog, x, nullptr);
+    case Intrinsic::Sin: return libm(kStippleSin, x, nullptr);
+    case Intrinsic::Cos: return libm(kStippleCos, x, nullptr);
     case Intrinsic::Pow: {
       llvm::Value* y = emit(op->args[1]);
       unify(x, y);
-      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::pow, x, y);
+      return libm(kStipplePow, x, y);
     }
     case Intrinsic::None: break;
   }

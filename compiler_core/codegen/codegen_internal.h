@@ -123,6 +123,8 @@ class CodeGen {
   llvm::Value* emit_reduce(const Reduce* op);
   llvm::Value* constant_of(Type t, double v);
   llvm::Value* unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* v);
+  /// exp/log/sin/cos/pow (a StippleLibmOp; y only for pow) of scalars or of all lanes.
+  llvm::Value* libm(int32_t op, llvm::Value* x, llvm::Value* y);
   /// Runs `per_point(value)` over the reduction's domain, first variable innermost.
   /// `empty` is true when the domain is empty (no point evaluated).
   void emit_reduction_loops(const Reduce* op, llvm::Value** empty,

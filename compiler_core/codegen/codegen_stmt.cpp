@@ -43,7 +43,9 @@ llvm::AllocaInst* CodeGen::entry_alloca(llvm::Type* t, const std::string& name,
   llvm::BasicBlock& entry = fn_->getEntryBlock();
   llvm::IRBuilder<> eb(&entry, entry.begin());
   llvm::AllocaInst* a = eb.CreateAlloca(t, count, name);
-  a->setAlignment(llvm::Align(32));
+  // At least the alignment loads and stores of `t` assume (64 bytes for a 16-lane f32
+  // vector: an aligned vector store to a less aligned slot faults).
+  a->setAlignment(std::max(llvm::Align(32), module_.getDataLayout().getPrefTypeAlign(t)));
   return a;
 }
 
@@ -63,6 +65,8 @@ llvm::FunctionCallee CodeGen::runtime(const std::string& name) {
     ft = llvm::FunctionType::get(i8p, {i64t}, false);
   } else if (name == "stipple_free") {
     ft = llvm::FunctionType::get(b_.getVoidTy(), {i8p}, false);
+  } else if (name == "stipple_libm_lanes") {
+    ft = llvm::FunctionType::get(b_.getVoidTy(), {i32t, i32t, i8p, i8p, i8p, i32t}, false);
   } else if (name == "stipple_median_f64") {
     ft = llvm::FunctionType::get(b_.getDoubleTy(), {f64p, i64t}, false);
   }

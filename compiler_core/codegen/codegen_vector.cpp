@@ -446,7 +446,7 @@ llvm::Value* CodeGen::emit_vector_expf(llvm::Value* x) {
   llvm::BasicBlock* done = new_block("expf.end");
   b_.CreateCondBr(special, slow, fast);
   b_.SetInsertPoint(slow);
-  llvm::Value* by_libm = unary_intrinsic(llvm::Intrinsic::exp, x);
+  llvm::Value* by_libm = libm(kStippleExp, x, nullptr);
   llvm::BasicBlock* slow_end = b_.GetInsertBlock();
   b_.CreateBr(done);
 

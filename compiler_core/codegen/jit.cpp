@@ -99,6 +99,7 @@ std::unique_ptr<JitCompiler> JitCompiler::create() {
   add("stipple_malloc", reinterpret_cast<void*>(&stipple_malloc));
   add("stipple_free", reinterpret_cast<void*>(&stipple_free));
   add("stipple_median_f64", reinterpret_cast<void*>(&stipple_median_f64));
+  add("stipple_libm_lanes", reinterpret_cast<void*>(&stipple_libm_lanes));
   if (llvm::Error e = jd.define(llvm::orc::absoluteSymbols(std::move(runtime)))) {
     fail("cannot define the runtime symbols", std::move(e));
   }

@@ -21,3 +21,37 @@ extern "C" double stipple_median_f64(double* values, int64_t n) {
   std::nth_element(values, nth, values + n, stipple::median_less);
   return *nth;
 }
+
+namespace {
+
+template <typename T>
+T apply_libm(int32_t op, T a, T b) {
+  switch (op) {
+    case kStippleExp: return std::exp(a);
+    case kStippleLog: return std::log(a);
+    case kStippleSin: return std::sin(a);
+    case kStippleCos: return std::cos(a);
+    case kStipplePow: return std::pow(a, b);
+    default: return a;
+  }
+}
+
+template <typename T>
+void libm_lanes(int32_t op, const void* a, const void* b, void* out, int32_t n) {
+  const T* x = static_cast<const T*>(a);
+  const T* y = static_cast<const T*>(b);
+  T* r = static_cast<T*>(out);
+  for (int32_t i = 0; i < n; ++i) r[i] = apply_libm<T>(op, x[i], y ? y[i] : T(0));
+}
+
+}  // namespace
+
+extern "C" void stipple_libm_lanes(int32_t op, int32_t f64, const void* a, const void* b, void* out,
+                                   int32_t n) {
+  // std::exp(float) is expf, as in the evaluator and in scalar generated code.
+  if (f64) {
+    libm_lanes<double>(op, a, b, out, n);
+  } else {
+    libm_lanes<float>(op, a, b, out, n);
+  }
+}
