@@ -9,15 +9,6 @@ namespace stipple::cli {
 
 namespace {
 
-const char* boundary_name(BoundaryKind b) {
-  switch (b) {
-    case BoundaryKind::Clamp: return "clamp";
-    case BoundaryKind::Mirror: return "mirror";
-    case BoundaryKind::Constant: return "constant";
-  }
-  return "?";
-}
-
 std::string join(const std::vector<std::string>& names) {
   std::string s;
   for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
@@ -28,7 +19,7 @@ void print_pipeline(const Pipeline& p, const std::string& path) {
   std::cout << "pipeline " << p.name << " (" << path << ")\n";
   for (const InputDecl& in : p.inputs) {
     std::cout << "  input  " << in.name << " : " << to_string(in.type) << "[" << join(in.dim_names)
-              << "] " << boundary_name(in.boundary);
+              << "] " << boundary_kind_name(in.boundary);
     if (in.boundary == BoundaryKind::Constant) std::cout << "(" << in.boundary_value << ")";
     std::cout << "\n";
   }

@@ -26,15 +26,6 @@ std::string upper(std::string s) {
 
 std::string type_constant(ScalarType t) { return "STIPPLE_TYPE_" + upper(to_string(Type(t))); }
 
-const char* boundary_name(BoundaryKind b) {
-  switch (b) {
-    case BoundaryKind::Clamp: return "clamp";
-    case BoundaryKind::Mirror: return "mirror";
-    case BoundaryKind::Constant: return "constant";
-  }
-  return "?";
-}
-
 std::string join(const std::vector<std::string>& parts, const std::string& sep) {
   std::string s;
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? sep : "") + parts[i];
@@ -155,7 +146,7 @@ std::string c_header(const LoweredFunction& f, const AotOptions& options) {
   for (const InputDecl& in : f.inputs) {
     std::string text = "input " + in.name + ": " + to_string(in.type) + ", " +
                        std::to_string(in.dim_names.size()) + " dimensions (" +
-                       join(in.dim_names, ", ") + "), boundary " + boundary_name(in.boundary);
+                       join(in.dim_names, ", ") + "), boundary " + boundary_kind_name(in.boundary);
     if (in.boundary == BoundaryKind::Constant)
       text += "(" + format_float_literal(in.boundary_value) + ")";
     add_buffer(in.name, in.type.code, static_cast<int>(in.dim_names.size()), text);

@@ -326,15 +326,6 @@ class StmtPrinter {
   ExprPrinter exprs_;
 };
 
-const char* boundary_text(BoundaryKind b) {
-  switch (b) {
-    case BoundaryKind::Clamp: return "clamp";
-    case BoundaryKind::Mirror: return "mirror";
-    case BoundaryKind::Constant: return "constant";
-  }
-  return "?";
-}
-
 const char* metric_text(ErrorMetric m) {
   switch (m) {
     case ErrorMetric::Lab: return "lab";
@@ -389,7 +380,7 @@ std::string to_string(const Pipeline& p) {
     if (in.boundary == BoundaryKind::Constant) {
       os << " constant(" << decl_literal(in.type, in.boundary_value) << ")";
     } else if (in.boundary != BoundaryKind::Clamp) {
-      os << " " << boundary_text(in.boundary);
+      os << " " << boundary_kind_name(in.boundary);
     }
     os << "\n";
   }

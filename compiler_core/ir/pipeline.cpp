@@ -20,4 +20,13 @@ const ParamDecl* Pipeline::find_param(const std::string& n) const {
   return find_by_name(params, n);
 }
 
+const char* boundary_kind_name(BoundaryKind b) {
+  switch (b) {
+    case BoundaryKind::Clamp: return "clamp";
+    case BoundaryKind::Mirror: return "mirror";
+    case BoundaryKind::Constant: return "constant";
+  }
+  return "?";
+}
+
 }  // namespace stipple

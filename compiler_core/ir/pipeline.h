@@ -18,6 +18,8 @@ enum class BoundaryKind : uint8_t {
   Mirror,    // reflection about the edge pixel, not repeating it: -1 -> 1 (OpenCV's REFLECT_101)
   Constant,  // a constant value
 };
+/// The boundary as the language writes it: "clamp", "mirror" or "constant".
+const char* boundary_kind_name(BoundaryKind b);
 
 struct InputDecl {
   std::string name;
