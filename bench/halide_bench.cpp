@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <iostream>
 #include <map>
 
 #include "bench/bench_common.h"
@@ -293,10 +294,14 @@ std::unique_ptr<Compiled> compile(const std::string& pipeline, ImageSize size,
   Halide::MachineParams machine(2, 32ull << 20, 40);
   if (variant == "halide_breadth_first") {
     for (Func f : a.stages) f.compute_root();
-  } else if (variant == "halide_mullapudi2016") {
-    out->pipeline.auto_schedule("Mullapudi2016", target, machine);
-  } else if (variant == "halide_adams2019") {
-    out->pipeline.auto_schedule("Adams2019", target, machine);
+  } else if (variant == "halide_mullapudi2016" || variant == "halide_adams2019") {
+    Halide::AutoSchedulerResults chosen = out->pipeline.auto_schedule(
+        variant == "halide_adams2019" ? "Adams2019" : "Mullapudi2016", target, machine);
+    // The schedule the autoscheduler chose, for reading next to Stipple's hand schedule.
+    if (std::getenv("STIPPLE_BENCH_PRINT_SCHEDULES")) {
+      std::cerr << "schedule: " << pipeline << " " << variant << "\n"
+                << chosen.schedule_source << "\n";
+    }
   } else {
     a.schedule_manually();
   }

@@ -1,6 +1,6 @@
 // Ahead-of-time compilation: a LoweredFunction as files a user links into their own
 // program (what `stipple compile` writes). The code is the JIT's (target_machine.h: same
-// generator, same -O3 pipeline), for the host CPU or a named generic target, exported as
+// generator, same optimisation pipeline), for the host CPU or a named generic target, exported as
 // a plain C function with the calling convention of codegen_llvm.h:
 //
 //   int32_t NAME(const stipple_buffer* buffers, const double* params);

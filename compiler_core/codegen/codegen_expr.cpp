@@ -479,29 +479,16 @@ llvm::Value* CodeGen::emit_input_load(const Call* op) {
     varying = varying || coords.back()->getType()->isVectorTy();
   }
   if (!varying || !dense_lanes(coords)) return input_with_boundary(buf, op->type, coords);
-  // A row of lanes: when all of it lies inside the image (every vector but those at the
-  // left and right edges), one plain load; otherwise per-lane boundary handling.
-  llvm::Value* lane0 =
-      b_.CreateSExt(b_.CreateExtractElement(coords[0], uint64_t{0}), b_.getInt64Ty());
-  llvm::Value* last = b_.CreateAdd(lane0, i64(lanes_ - 1));
-  llvm::Value* inside =
-      b_.CreateAnd(b_.CreateICmpSGE(lane0, i64(0)), b_.CreateICmpSLT(last, buf.extent[0]));
-  std::vector<llvm::Value*> at(1, lane0);
-  for (int d = 1; d < buf.dims; ++d) {
-    llvm::Value* c = b_.CreateSExt(coords[d], b_.getInt64Ty());
-    inside = b_.CreateAnd(inside, b_.CreateICmpULT(c, buf.extent[d]));
-    at.push_back(c);
-  }
+  // A row of lanes: one plain load when all of it lies inside the image (every vector but
+  // those at the left and right edges), per-lane boundary handling otherwise. Inside a
+  // versioned reduction whose corners were checked (codegen_input_rows.cpp), no check.
+  if (inside_rows_.count(op)) return input_row(buf, op->type, coords);
   llvm::BasicBlock* fast = new_block("in.row");
   llvm::BasicBlock* edge = new_block("in.edge");
   llvm::BasicBlock* after = new_block("in.end");
-  b_.CreateCondBr(inside, fast, edge);
+  b_.CreateCondBr(row_inside(buf, coords), fast, edge);
   b_.SetInsertPoint(fast);
-  llvm::Type* et = memory_type(op->type);
-  llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
-  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, at), vt->getPointerTo());
-  llvm::Value* row = b_.CreateAlignedLoad(vt, p, llvm::Align(bytes_of(op->type.code)));
-  if (op->type.is_bool()) row = b_.CreateICmpNE(row, llvm::ConstantInt::get(vt, 0));
+  llvm::Value* row = input_row(buf, op->type, coords);
   llvm::BasicBlock* fast_end = b_.GetInsertBlock();
   b_.CreateBr(after);
   b_.SetInsertPoint(edge);
@@ -513,6 +500,19 @@ llvm::Value* CodeGen::emit_input_load(const Call* op) {
   phi->addIncoming(row, fast_end);
   phi->addIncoming(lanes, edge_end);
   return phi;
+}
+
+llvm::Value* CodeGen::input_row(const BufferInfo& buf, Type type,
+                                const std::vector<llvm::Value*>& coords) {
+  std::vector<llvm::Value*> at;
+  at.push_back(b_.CreateSExt(b_.CreateExtractElement(coords[0], uint64_t{0}), b_.getInt64Ty()));
+  for (int d = 1; d < buf.dims; ++d) at.push_back(b_.CreateSExt(coords[d], b_.getInt64Ty()));
+  llvm::Type* et = memory_type(type);
+  llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
+  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, at), vt->getPointerTo());
+  llvm::Value* row = b_.CreateAlignedLoad(vt, p, llvm::Align(bytes_of(type.code)));
+  if (type.is_bool()) row = b_.CreateICmpNE(row, llvm::ConstantInt::get(vt, 0));
+  return row;
 }
 
 llvm::Value* CodeGen::input_with_boundary(const BufferInfo& buf, Type type,
@@ -619,14 +619,15 @@ llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
   throw_internal_error(__FILE__, __LINE__, "codegen: intrinsic call without an intrinsic");
 }
 
-void CodeGen::emit_reduction_loops(const Reduce* op, llvm::Value** empty,
-                                   const std::function<void(llvm::Value*)>& per_point) {
-  const size_t n = op->domain.size();
+void CodeGen::emit_reduction_loops(const std::vector<const Reduce*>& group, llvm::Value** empty,
+                                   const std::function<void()>& per_point) {
+  const std::vector<ReductionVariable>& domain = group[0]->domain;
+  const size_t n = domain.size();
   std::vector<llvm::Value*> lo(n), hi(n);
   llvm::Value* nonempty = b_.getTrue();
   for (size_t v = 0; v < n; ++v) {
-    lo[v] = emit(op->domain[v].min);
-    hi[v] = emit(op->domain[v].max);
+    lo[v] = emit(domain[v].min);
+    hi[v] = emit(domain[v].max);
     nonempty = b_.CreateAnd(nonempty, b_.CreateICmpSLE(lo[v], hi[v]));
   }
   *empty = b_.CreateNot(nonempty);
@@ -637,14 +638,13 @@ void CodeGen::emit_reduction_loops(const Reduce* op, llvm::Value** empty,
   // The last variable is the outermost loop, the first the innermost.
   std::function<void(size_t)> nest = [&](size_t level) {
     if (level == 0) {
-      per_point(emit(op->body));
+      per_point();
       return;
     }
-    const ReductionVariable& rv = op->domain[level - 1];
-    emit_inclusive_loop(rv.name, lo[level - 1], hi[level - 1], [&](llvm::Value* i) {
-      push_var(rv.name, i);
+    emit_inclusive_loop(domain[level - 1].name, lo[level - 1], hi[level - 1], [&](llvm::Value* i) {
+      for (const Reduce* op : group) push_var(op->domain[level - 1].name, i);
       nest(level - 1);
-      pop_var();
+      for (size_t k = 0; k < group.size(); ++k) pop_var();
     });
   };
   nest(n);
@@ -653,6 +653,7 @@ void CodeGen::emit_reduction_loops(const Reduce* op, llvm::Value** empty,
 }
 
 llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
+  if (auto fused = fused_values_.find(op); fused != fused_values_.end()) return fused->second;
   const Type t = op->body.type();
   // In vector code the accumulators are vectors (one reduction per lane); the domain is
   // uniform (VectorizabilityCheck), so the loops are shared by all lanes.
@@ -662,23 +663,7 @@ llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
     case ReduceOp::Sum:
     case ReduceOp::Prod:
     case ReduceOp::Minimum:
-    case ReduceOp::Maximum: {
-      double init = op->op == ReduceOp::Sum       ? 0
-                    : op->op == ReduceOp::Prod    ? 1
-                    : op->op == ReduceOp::Minimum ? t.max_value()
-                                                  : t.min_value();
-      llvm::AllocaInst* acc = entry_alloca(ty, "acc");
-      b_.CreateStore(widen(constant_of(t, init)), acc);
-      IRNodeType combine = op->op == ReduceOp::Sum       ? IRNodeType::Add
-                           : op->op == ReduceOp::Prod    ? IRNodeType::Mul
-                           : op->op == ReduceOp::Minimum ? IRNodeType::Min
-                                                         : IRNodeType::Max;
-      emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
-        // acc first: min is select(acc < v, acc, v), as the evaluator folds it.
-        b_.CreateStore(widen(emit_binary(combine, t, b_.CreateLoad(ty, acc), v)), acc);
-      });
-      return b_.CreateLoad(ty, acc);
-    }
+    case ReduceOp::Maximum: return emit_folds({op})[0];
     case ReduceOp::ArgMin: {
       llvm::Type* i64t = shaped(b_.getInt64Ty(), widen(i32(0)));
       llvm::AllocaInst* best = entry_alloca(ty, "best");
@@ -687,8 +672,8 @@ llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
       b_.CreateStore(widen(constant_of(t, 0)), best);
       b_.CreateStore(widen(i64(-1)), best_index);
       b_.CreateStore(i64(0), index);
-      emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
-        v = widen(v);
+      emit_reduction_loops({op}, &empty, [&] {
+        llvm::Value* v = widen(emit(op->body));
         llvm::Value* bi = b_.CreateLoad(i64t, best_index);
         llvm::Value* bv = b_.CreateLoad(ty, best);
         llvm::Value* i = widen(b_.CreateLoad(b_.getInt64Ty(), index));
@@ -702,7 +687,10 @@ llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
       return b_.CreateTrunc(r, shaped(b_.getInt32Ty(), r));
     }
     case ReduceOp::Median:
-      if (vector_mode()) return emit_vector_median(op);
+      if (vector_mode()) {
+        return versioned_for_input_rows(
+            {op}, [&] { return std::vector<llvm::Value*>{emit_vector_median(op)}; })[0];
+      }
       break;
   }
   // Median: the values as doubles (exact for every type) in a scratch array, on the stack
@@ -744,7 +732,8 @@ llvm::Value* CodeGen::emit_reduce(const Reduce* op) {
   set_status(kErrorOutOfMemory);
   b_.CreateBr(ready);
   b_.SetInsertPoint(ready);
-  emit_reduction_loops(op, &empty, [&](llvm::Value* v) {
+  emit_reduction_loops({op}, &empty, [&] {
+    llvm::Value* v = emit(op->body);
     llvm::Value* i = b_.CreateLoad(b_.getInt64Ty(), count);
     llvm::BasicBlock* store_bb = new_block("median.store");
     llvm::BasicBlock* next_bb = new_block("median.next");

@@ -9,6 +9,7 @@
 #include <functional>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -120,15 +121,35 @@ class CodeGen {
   /// An input read at i32 coordinates (scalars or vectors) with the input's boundary.
   llvm::Value* input_with_boundary(const BufferInfo& buf, Type type,
                                    const std::vector<llvm::Value*>& coords_i32);
+  /// A vector read of the input row at `coords` (dimension 0 dense), with no boundary
+  /// check: the caller knows the row is inside the image.
+  llvm::Value* input_row(const BufferInfo& buf, Type type, const std::vector<llvm::Value*>& coords);
+  /// Whether the row of lanes at `coords` (dimension 0 dense) lies inside the image.
+  llvm::Value* row_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   llvm::Value* emit_reduce(const Reduce* op);
+  /// Emits `emit_copy` (the code of a group of reductions over one domain, returning their
+  /// values) once, or, in vector code when the reductions read input rows at coordinates
+  /// affine in their variables, twice: a copy with those reads unchecked, taken when every
+  /// corner of the domain reads inside the image, and the general copy
+  /// (codegen_input_rows.cpp).
+  std::vector<llvm::Value*> versioned_for_input_rows(
+      const std::vector<const Reduce*>& group,
+      const std::function<std::vector<llvm::Value*>()>& emit_copy);
+  /// Emits every group of two or more fold reductions over the same domain that `value`
+  /// always evaluates as one loop nest (codegen_reductions.cpp); emit_reduce then returns
+  /// their values from fused_values_.
+  void emit_fused_reductions(const Expr& value);
+  /// Sum/prod/minimum/maximum reductions over one domain, in one loop nest.
+  std::vector<llvm::Value*> emit_folds(const std::vector<const Reduce*>& group);
   llvm::Value* constant_of(Type t, double v);
   llvm::Value* unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* v);
   /// exp/log/sin/cos/pow (a StippleLibmOp; y only for pow) of scalars or of all lanes.
   llvm::Value* libm(int32_t op, llvm::Value* x, llvm::Value* y);
-  /// Runs `per_point(value)` over the reduction's domain, first variable innermost.
+  /// Runs `per_point()` over the domain of a group of reductions (the same for all, each
+  /// with its own variable names, all bound at every point), first variable innermost.
   /// `empty` is true when the domain is empty (no point evaluated).
-  void emit_reduction_loops(const Reduce* op, llvm::Value** empty,
-                            const std::function<void(llvm::Value*)>& per_point);
+  void emit_reduction_loops(const std::vector<const Reduce*>& group, llvm::Value** empty,
+                            const std::function<void()>& per_point);
 
   const LoweredFunction& f_;
   llvm::Module& module_;
@@ -138,10 +159,13 @@ class CodeGen {
   llvm::AllocaInst* status_ = nullptr;  // its i32 error code
   int closure_count_ = 0;
 
-  int lanes_ = 1;                // lanes of the vector loop being emitted, 1 outside one
-  llvm::Value* mask_ = nullptr;  // active lanes (<lanes x i1>); null: all lanes active
-  int64_t masked_loads_ = 0;     // masked func loads emitted so far (emit_vector_if)
+  int lanes_ = 1;                       // lanes of the vector loop being emitted, 1 outside one
+  llvm::Value* mask_ = nullptr;         // active lanes (<lanes x i1>); null: all lanes active
+  int64_t masked_loads_ = 0;            // masked func loads emitted so far (emit_vector_if)
+  int64_t unversioned_under_mask_ = 0;  // reductions left unversioned under a mask, so far
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
+  std::set<const Call*> inside_rows_;  // input reads known inside (versioned_for_input_rows)
+  std::map<const Reduce*, llvm::Value*> fused_values_;  // see emit_fused_reductions
 
   std::vector<std::pair<std::string, llvm::Value*>> vars_;  // innermost last
   std::vector<BufferInfo> buffers_;                         // innermost last

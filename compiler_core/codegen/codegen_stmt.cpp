@@ -419,7 +419,10 @@ void CodeGen::emit_provide(const Provide* op) {
     STIPPLE_INTERNAL_CHECK(a.type() == Int32(), "codegen: non-i32 Provide index");
     coords.push_back(emit(a));
   }
+  // Reductions over one domain first, in one loop nest (codegen_reductions.cpp).
+  emit_fused_reductions(op->value);
   llvm::Value* v = emit(op->value);
+  fused_values_.clear();
   if (op->value.type().is_bool()) v = b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
   if (vector_mode()) {
     store_lanes(buf, coords, v);

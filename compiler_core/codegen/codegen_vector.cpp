@@ -30,6 +30,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <set>
 
 #include "compiler_core/codegen/codegen_internal.h"
@@ -310,19 +311,22 @@ void CodeGen::emit_vector_if(const IfThenElse* op, llvm::Value* cond) {
     mask_ = m;
     const unsigned before = fn_->getInstructionCount();
     const int64_t masked_loads_before = masked_loads_;
+    const int64_t unversioned_before = unversioned_under_mask_;
     emit(body);
     const unsigned size = fn_->getInstructionCount() - before;
     const bool loads_masked = masked_loads_ > masked_loads_before;
+    const bool unversioned = unversioned_under_mask_ > unversioned_before;
     b_.CreateBr(after);
     if (fast_path) {
       // Every lane active: an unmasked copy of the body, which full vectors (all but the
       // tail) take, when the masked body loads from func buffers (LLVM 14 keeps masked
-      // loads in loops from being hoisted and combined: a 17-tap blur ran 5x slower) and
-      // is small enough that the copy costs little compile time. Bodies whose only masked
-      // access is the store (input reads are never masked) run masked: a masked store
-      // costs about what a plain one does.
+      // loads in loops from being hoisted and combined: a 17-tap blur ran 5x slower) or
+      // has reductions over input rows that only an unmasked copy versions
+      // (codegen_input_rows.cpp), and is small enough that the copy costs little compile
+      // time. Other bodies, whose only masked access is the store (input reads are never
+      // masked), run masked: a masked store costs about what a plain one does.
       b_.SetInsertPoint(full);
-      if (loads_masked && size <= kMaxDuplicatedInstructions) {
+      if ((loads_masked || unversioned) && size <= kMaxDuplicatedInstructions) {
         mask_ = nullptr;
         emit(body);
         b_.CreateBr(after);
@@ -431,26 +435,23 @@ llvm::Value* CodeGen::emit_vector_expf(llvm::Value* x) {
   //   y = fma(fma(C0, r, C1), r * r, fma(C2, r, 1)) * s;  return float(y);
   // with T[i] = bits(2^(i/32)) - (i << 47). Checked against the host's expf on all 2^31
   // inputs below 88 in magnitude (0 differences; contracting fewer of the operations
-  // gives 2 differences). Lanes at or beyond 88 in magnitude, infinities and NaN take
-  // glibc's special cases: if any lane has one, the whole vector calls expf per lane.
+  // gives 2 differences). glibc's special cases for |x| >= 88 and NaN are selects here:
+  // -inf gives 0, NaN and +inf x + x, x > 0x1.62e42ep6 +inf (overflow), x < -0x1.9fe368p6
+  // +0 (underflow); the rest of |x| >= 88 takes the formula, as in glibc. Straight-line
+  // code, so that two reductions computing the same exp share it (GVN).
   llvm::Type* f64v = shaped(b_.getDoubleTy(), x);
   llvm::Type* i64v = shaped(b_.getInt64Ty(), x);
   llvm::Type* i32v = shaped(b_.getInt32Ty(), x);
+  llvm::Type* f32v = x->getType();
+  auto f = [&](float v) { return llvm::ConstantFP::get(f32v, static_cast<double>(v)); };
   llvm::Value* bits = b_.CreateBitCast(x, i32v);
   llvm::Value* abstop = b_.CreateAnd(b_.CreateLShr(bits, llvm::ConstantInt::get(i32v, 20)),
                                      llvm::ConstantInt::get(i32v, 0x7ff));
-  llvm::Value* special =
-      b_.CreateOrReduce(b_.CreateICmpUGE(abstop, llvm::ConstantInt::get(i32v, 0x42b)));
-  llvm::BasicBlock* slow = new_block("expf.libm");
-  llvm::BasicBlock* fast = new_block("expf.vector");
-  llvm::BasicBlock* done = new_block("expf.end");
-  b_.CreateCondBr(special, slow, fast);
-  b_.SetInsertPoint(slow);
-  llvm::Value* by_libm = libm(kStippleExp, x, nullptr);
-  llvm::BasicBlock* slow_end = b_.GetInsertBlock();
-  b_.CreateBr(done);
+  llvm::Value* neg_inf = b_.CreateICmpEQ(bits, llvm::ConstantInt::get(i32v, 0xff800000u));
+  llvm::Value* nan_or_inf = b_.CreateICmpUGE(abstop, llvm::ConstantInt::get(i32v, 0x7f8));
+  llvm::Value* overflow = b_.CreateFCmpOGT(x, f(0x1.62e42ep6f));
+  llvm::Value* underflow = b_.CreateFCmpOLT(x, f(-0x1.9fe368p6f));
 
-  b_.SetInsertPoint(fast);
   constexpr int kTableBits = 5, kN = 1 << kTableBits;
   auto d = [&](double v) { return llvm::ConstantFP::get(f64v, v); };
   auto fma = [&](llvm::Value* a, llvm::Value* c, llvm::Value* e) {
@@ -491,15 +492,12 @@ llvm::Value* CodeGen::emit_vector_expf(llvm::Value* x) {
   llvm::Value* y = fma(d(c2), r, d(1.0));
   y = fma(z, r2, y);
   y = b_.CreateFMul(y, s);
-  llvm::Value* by_vector = b_.CreateFPTrunc(y, x->getType());
-  llvm::BasicBlock* fast_end = b_.GetInsertBlock();
-  b_.CreateBr(done);
-
-  b_.SetInsertPoint(done);
-  llvm::PHINode* phi = b_.CreatePHI(x->getType(), 2);
-  phi->addIncoming(by_libm, slow_end);
-  phi->addIncoming(by_vector, fast_end);
-  return phi;
+  llvm::Value* e = b_.CreateFPTrunc(y, f32v);
+  // In glibc's order: -inf, then NaN and +inf, then overflow, then underflow.
+  e = b_.CreateSelect(underflow, f(0.0f), e);
+  e = b_.CreateSelect(overflow, f(std::numeric_limits<float>::infinity()), e);
+  e = b_.CreateSelect(nan_or_inf, b_.CreateFAdd(x, x), e);
+  return b_.CreateSelect(neg_inf, f(0.0f), e);
 }
 
 }  // namespace stipple::codegen

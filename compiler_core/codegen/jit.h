@@ -1,5 +1,6 @@
 // The JIT: compiles a LoweredFunction for the host CPU (its name and ISA features, so
-// AVX2 / AVX-512 or NEON are used where present) with ORC LLJIT, at -O3.
+// AVX2 / AVX-512 or NEON are used where present) with ORC LLJIT, through the optimisation pipeline
+// of target_machine.cpp.
 //
 //   auto jit = JitCompiler::create();             // once per process (or per worker)
 //   auto fn = jit->compile(lowered);              // any thread; compiles run concurrently
@@ -22,7 +23,7 @@ namespace stipple::codegen {
 /// Where the compile time went, in milliseconds.
 struct CompileStats {
   double generate_ms = 0;  // Stipple IR -> LLVM IR (and verification)
-  double optimize_ms = 0;  // the -O3 pass pipeline
+  double optimize_ms = 0;  // the optimisation pass pipeline
   double codegen_ms = 0;   // LLVM IR -> object code
   double link_ms = 0;      // adding the object to the JIT and resolving the symbol
   double total_ms = 0;

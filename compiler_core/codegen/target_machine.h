@@ -1,13 +1,13 @@
 // What the JIT (jit.cpp) and ahead-of-time compilation (aot.cpp) share, so that an object
 // file gets exactly the code the JIT would run: the description of a target (triple, CPU,
-// features), TargetMachines for it, the per-function target attributes, the -O3 pass
+// features), TargetMachines for it, the per-function target attributes, the optimisation pass
 // pipeline and machine code emission.
 //
 //   TargetSpec t = host_target();                         // or named_target("x86-64-v3")
 //   auto tm = create_target_machine(t, TargetUse::AheadOfTime);
 //   auto m = generate_module(f, symbol, ctx);
 //   prepare_module(*m, *tm);                              // data layout, triple, attributes
-//   optimize_module(*m, *tm);                             // -O3
+//   optimize_module(*m, *tm);                             // SROA, GVN, LICM, ...
 //   std::string obj = emit_machine_code(*m, *tm, llvm::CGFT_ObjectFile);
 //
 // Internal to compiler_core/codegen: the header pulls in LLVM's.
@@ -61,11 +61,12 @@ enum class TargetUse { Jit, AheadOfTime };
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetSpec& target, TargetUse use);
 
 /// Makes a generated module ready for `tm`: its data layout and triple, and on every
-/// defined function the target CPU and features (so the -O3 pipeline and the backend
+/// defined function the target CPU and features (so the optimisation pipeline and the backend
 /// use them) and nounwind (generated code never throws).
 void prepare_module(llvm::Module& m, const llvm::TargetMachine& tm);
 
-/// The new pass manager's default per-module -O3 pipeline, tuned for `tm`.
+/// A short function pass pipeline (target_machine.cpp says which passes and why), tuned
+/// for `tm`.
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
 
 /// Runs the backend: an object file or assembly text. Mutates `m` (codegen preparation

@@ -17,12 +17,18 @@ namespace {
 class InlineAndQualify : public IRMutator {
  public:
   InlineAndQualify(const Pipeline& p, const std::set<std::string>& inlined,
-                   std::map<std::string, std::string> renames, NameGen& names)
-      : p_(p), inlined_(inlined), renames_(std::move(renames)), names_(names) {}
+                   std::map<std::string, std::string> renames, NameGen& names,
+                   std::map<std::string, Expr> substitutes = {})
+      : p_(p),
+        inlined_(inlined),
+        renames_(std::move(renames)),
+        substitutes_(std::move(substitutes)),
+        names_(names) {}
 
   using IRMutator::visit;
 
   Expr visit(const Variable* op) override {
+    if (auto s = substitutes_.find(op->name); s != substitutes_.end()) return s->second;
     auto it = renames_.find(op->name);
     if (it == renames_.end() || it->second == op->name) return op;
     return Variable::make(it->second, op->kind);
@@ -66,16 +72,28 @@ class InlineAndQualify : public IRMutator {
     const Func* f = p_.find_func(op->name);
     STIPPLE_INTERNAL_CHECK(f && f->updates.empty(), "inlining '" + op->name + "'");
     STIPPLE_INTERNAL_CHECK(f->args.size() == args.size(), "call to '" + op->name + "' arity");
-    // The definition sees only its own arguments, under fresh names bound by Lets.
+    // The definition sees only its own arguments, under fresh names bound by Lets; an
+    // argument that is a variable or a constant is substituted instead (no name inside
+    // the definition can capture it: every binder there gets a fresh name), which keeps
+    // two inlined reductions over the same arguments recognisably equal (codegen fuses
+    // them, codegen_reductions.cpp) and the printed loop nest short.
     std::map<std::string, std::string> inner;
+    std::map<std::string, Expr> substitutes;
     std::vector<std::string> fresh;
-    for (const std::string& a : f->args) {
+    for (size_t i = 0; i < f->args.size(); ++i) {
+      const std::string& a = f->args[i];
       fresh.push_back(names_.fresh(f->name + "." + a));
       inner[a] = fresh.back();
+      if (args[i].as<Variable>() || args[i].as<IntImm>() || args[i].as<FloatImm>() ||
+          args[i].as<Param>()) {
+        substitutes[a] = args[i];
+      }
     }
-    InlineAndQualify sub(p_, inlined_, std::move(inner), names_);
+    InlineAndQualify sub(p_, inlined_, std::move(inner), names_, std::move(substitutes));
     Expr body = sub.mutate(f->value);
-    for (size_t i = args.size(); i-- > 0;) body = Let::make(fresh[i], args[i], body);
+    for (size_t i = args.size(); i-- > 0;) {
+      if (!sub.substitutes_.count(f->args[i])) body = Let::make(fresh[i], args[i], body);
+    }
     return body;
   }
 
@@ -83,6 +101,7 @@ class InlineAndQualify : public IRMutator {
   const Pipeline& p_;
   const std::set<std::string>& inlined_;
   std::map<std::string, std::string> renames_;
+  std::map<std::string, Expr> substitutes_;  // the definition's arguments that are substituted
   NameGen& names_;
 };
 

@@ -168,6 +168,74 @@ TEST(VectorAccess, DenseStridedAndGatheredReadsWithEveryTail) {
   }
 }
 
+TEST(VectorReduction, VersionedInputRowsMatchTheEvaluatorAtEveryEdge) {
+  // Sums whose input reads are affine in the reduction variables get a copy with unchecked
+  // row loads, taken when every corner of the domain reads inside the image
+  // (codegen_input_rows.cpp). Widths and heights around the vector width put vectors inside,
+  // across and outside each edge, for every boundary kind, with a scaled variable (2 * i), a
+  // param bound, a read that is not affine (i * i, checked per read) and a nested reduction.
+  for (const char* boundary : {"", " mirror", " constant(-3)"}) {
+    std::string src = std::string("pipeline r\ninput in : f32[x, y]") + boundary +
+                      "\nparam h : i32 = 2\n"
+                      "func out(x, y) = sum(i in -h..h, j in -1..1 : in(x - 2 * i, y + j) * "
+                      "f32(i + 3) + in(x + i * i, y)) + maximum(k in 0..2 : in(x + k, y - k) + "
+                      "sum(m in 0..1 : in(x - m, y + k)))\noutput out\n";
+    for (int64_t width : {3, 8, 13, 30}) {
+      Buffer in = nasty_image(ScalarType::Float32, width, 5, static_cast<uint32_t>(width));
+      for (int64_t i = 0; i < in.element_count(); ++i) {
+        in.set_flat(i, static_cast<double>((i * 37) % 101) / 8);  // finite: sums stay exact
+      }
+      for (const char* sched :
+           {"out.vectorize(x, 8)", "out.split(x, xo, xi, 16).vectorize(xi, 4)"}) {
+        Result r = run_both(src, sched, {{"in", in}}, {width, 5});
+        expect_same(r, std::string("boundary '") + boundary + "' width " + std::to_string(width) +
+                           " under " + sched);
+        EXPECT_NE(r.ir.find("rows.inside"), std::string::npos) << "no versioned copy";
+      }
+    }
+  }
+}
+
+TEST(FusedReductions, SiblingsOverOneDomainShareALoopAndKeepTheirValues) {
+  // Three folds over one domain (two sums sharing an exp, as the bilateral filter's, and a
+  // maximum) run in one loop nest (codegen_reductions.cpp); the prod over another domain
+  // and the sum guarded by a select run alone. Values bit for bit the evaluator's, in
+  // scalar and vector code, with a param bound and edges on every side.
+  std::string src =
+      "pipeline f\ninput in : f32[x, y]\nparam r : i32 = 2\n"
+      "func w(x, y, i, j) = exp(-(in(x, y) - in(x + i, y + j)) * (in(x, y) - in(x + i, y + j)) "
+      "* 10)\n"
+      "func out(x, y) = sum(i in -r..r, j in -1..1 : w(x, y, i, j) * in(x + i, y + j)) / "
+      "sum(i in -r..r, j in -1..1 : w(x, y, i, j)) + maximum(i in -r..r, j in -1..1 : "
+      "in(x + i, y + j)) - prod(k in 0..1 : in(x, y + k) + 1) + select(x > 2, sum(i in -r..r, "
+      "j in -1..1 : in(x + i, y)), 0.0)\noutput out\n";
+  auto count = [](const std::string& ir, const std::string& label) {
+    size_t n = 0;
+    for (size_t at = ir.find("\n" + label); at != std::string::npos;
+         at = ir.find("\n" + label, at + 1)) {
+      const size_t end = ir.find(':', at);
+      if (end != std::string::npos &&
+          ir.find_first_not_of("0123456789", at + 1 + label.size()) == end) {
+        ++n;
+      }
+    }
+    return n;
+  };
+  Buffer in(ScalarType::Float32, {29, 7});
+  for (int64_t i = 0; i < in.element_count(); ++i) {
+    in.set_flat(i, static_cast<double>((i * 53) % 97) / 97);
+  }
+  for (const char* sched :
+       {"", "out.vectorize(x, 8)", "out.split(x, xo, xi, 16).vectorize(xi, 16)"}) {
+    Result r = run_both(src, sched, {{"in", in}}, {29, 7});
+    expect_same(r, std::string("under '") + sched + "'");
+    if (std::string(sched).empty()) {
+      // The fused nest, the prod and the guarded sum: three, not five.
+      EXPECT_EQ(count(r.ir, "reduce"), 3u) << "the sibling reductions were not fused";
+    }
+  }
+}
+
 TEST(VectorExp, MatchesLibmOnRandomBitsAndEveryEdge) {
   // Random bit patterns (every exponent, NaNs, infinities, denormals), the boundaries of
   // glibc's special cases around +-88, 103 and 104, and dense runs near 0; 16 lanes, so a
