@@ -1,9 +1,12 @@
-// `stipple check FILE.stp`: compiles a pipeline and prints its inputs, params and stages,
-// or the first error (exit 2).
+// `stipple check FILE.stp [--schedule S.sched]`: compiles a pipeline and prints its inputs,
+// params and stages, and with a schedule checks it against the pipeline and prints it in
+// the normal text form; or the first error, at file:line:col (exit 2).
 #include <iostream>
 
 #include "client/commands.h"
 #include "compiler_core/language/frontend.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/schedule/schedule_printer.h"
 
 namespace stipple::cli {
 
@@ -45,12 +48,20 @@ void print_pipeline(const Pipeline& p, const std::string& path) {
 
 CommandRunner add_check_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "check", "Check a pipeline and print its stages (exit 2 on a bad program)");
+      "check",
+      "Check a pipeline (and a schedule for it) and print its stages (exit 2 on bad input)");
   auto path = std::make_shared<std::string>();
+  auto schedule = std::make_shared<std::string>();
   cmd->add_option("FILE", *path, "the .stp pipeline")->required();
-  return [path]() {
+  cmd->add_option("-s,--schedule", *schedule,
+                  "a .sched file to check against the pipeline (printed in normal form)");
+  return [path, schedule]() {
     Pipeline p = load_pipeline_file(*path);
     print_pipeline(p, *path);
+    if (!schedule->empty()) {
+      Schedule s = load_schedule_file(*schedule, p);
+      std::cout << "schedule " << *schedule << ": legal\n" << print_schedule(s, p);
+    }
     return kExitOk;
   };
 }

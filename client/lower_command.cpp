@@ -40,7 +40,7 @@ CommandRunner add_lower_command(CLI::App& app) {
   cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
   cmd->add_option("-s,--schedule", opt->schedule, "a .sched file; without it the default schedule");
   cmd->add_flag("--llvm", opt->llvm, "print the generated LLVM IR instead of the loop nest");
-  cmd->add_flag("--optimized", opt->optimized, "with --llvm: after the -O3 pipeline");
+  cmd->add_flag("--optimized", opt->optimized, "with --llvm: after the optimisation pass pipeline");
   return [opt]() { return run_lower(*opt); };
 }
 

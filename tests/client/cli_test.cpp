@@ -41,7 +41,8 @@ class Cli : public ::testing::Test {
 };
 
 TEST_F(Cli, HelpEverywhere) {
-  for (const char* args : {"--help", "check --help", "run --help", "lower --help"}) {
+  for (const char* args :
+       {"--help", "check --help", "run --help", "lower --help", "compile --help"}) {
     Result r = run(args);
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_NE(r.output.find("Usage"), std::string::npos) << args << "\n" << r.output;
@@ -70,6 +71,26 @@ TEST_F(Cli, CheckOfABadProgramSaysWhereAndExitsTwo) {
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.output.find(f + ":3:27: error: unknown name 'q'"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("\n" + std::string(28, ' ') + "^"), std::string::npos) << r.output;
+}
+
+TEST_F(Cli, CheckWithAScheduleChecksItAndPrintsItsNormalForm) {
+  std::string stp = source("datasets/pipelines/blur3x3.stp");
+  std::string good = write("good.sched",
+                           "# two lines\nblur_y.split(y, yo, yi, 8)\n"
+                           "  .parallel(yo)\nblur_x.compute_root()\n");
+  Result r = run("check " + stp + " --schedule " + good);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("schedule " + good + ": legal\n"), std::string::npos) << r.output;
+  // Funcs in the pipeline's order, one line each.
+  EXPECT_NE(r.output.find("blur_x.compute_root()\nblur_y.split(y, yo, yi, 8).parallel(yo)\n"),
+            std::string::npos)
+      << r.output;
+  // A directive naming a loop that does not exist: an error at its location, exit 2.
+  std::string bad = write("bad.sched", "\nblur_y.vectorize(c, 4).parallel(q)\n");
+  Result b = run("check " + stp + " -s " + bad);
+  EXPECT_EQ(b.exit_code, 2) << b.output;
+  EXPECT_NE(b.output.find(bad + ":2:"), std::string::npos) << b.output;
+  EXPECT_EQ(b.output.find(": legal"), std::string::npos) << b.output;
 }
 
 TEST_F(Cli, CheckOfAMissingFileExitsTwo) {
