@@ -197,7 +197,8 @@ TEST(VectorReduction, VersionedInputRowsMatchTheEvaluatorAtEveryEdge) {
 }
 
 TEST(FusedReductions, SiblingsOverOneDomainShareALoopAndKeepTheirValues) {
-  // Three folds over one domain (two sums sharing an exp, as the bilateral filter's, and a
+  // Three folds over one domain (two sums sharing an exp, as the bilateral filter's, one of
+  // them in an inlined func whose variable arguments are substituted, not let-bound, and a
   // maximum) run in one loop nest (codegen_reductions.cpp); the prod over another domain
   // and the sum guarded by a select run alone. Values bit for bit the evaluator's, in
   // scalar and vector code, with a param bound and edges on every side.
@@ -205,8 +206,9 @@ TEST(FusedReductions, SiblingsOverOneDomainShareALoopAndKeepTheirValues) {
       "pipeline f\ninput in : f32[x, y]\nparam r : i32 = 2\n"
       "func w(x, y, i, j) = exp(-(in(x, y) - in(x + i, y + j)) * (in(x, y) - in(x + i, y + j)) "
       "* 10)\n"
+      "func norm(x, y) = sum(i in -r..r, j in -1..1 : w(x, y, i, j))\n"
       "func out(x, y) = sum(i in -r..r, j in -1..1 : w(x, y, i, j) * in(x + i, y + j)) / "
-      "sum(i in -r..r, j in -1..1 : w(x, y, i, j)) + maximum(i in -r..r, j in -1..1 : "
+      "norm(x, y) + maximum(i in -r..r, j in -1..1 : "
       "in(x + i, y + j)) - prod(k in 0..1 : in(x, y + k) + 1) + select(x > 2, sum(i in -r..r, "
       "j in -1..1 : in(x + i, y)), 0.0)\noutput out\n";
   auto count = [](const std::string& ir, const std::string& label) {
