@@ -22,23 +22,6 @@ namespace {
 /// At most this many reduction variables (2^n corners are checked).
 constexpr size_t kMaxVersionedDimensions = 3;
 
-/// True when `e` mentions any name in `names`, or loads or reduces anything.
-class MentionsOrLoads : public IRVisitor {
- public:
-  explicit MentionsOrLoads(const std::set<std::string>& names) : names_(names) {}
-  bool found = false;
-  void visit(const Variable* op) override { found = found || names_.count(op->name) > 0; }
-  void visit(const Call* op) override {
-    if (op->call_type != CallType::Intrinsic) found = true;
-    IRVisitor::visit(op);
-  }
-  void visit(const Reduce*) override { found = true; }
-  void visit(const Let*) override { found = true; }
-
- private:
-  const std::set<std::string>& names_;
-};
-
 /// The input reads of a reduction body whose coordinates are affine in the reduction's
 /// variables (sums of the variables times integer constants and of terms that mention no
 /// name bound in the body), so that their extremes over the domain are at its corners.
@@ -91,9 +74,7 @@ class AffineInputReads : public IRVisitor {
         // Anything else must be constant over the domain.
         std::set<std::string> bound = inner_;
         bound.insert(reduction_vars_.begin(), reduction_vars_.end());
-        MentionsOrLoads m(bound);
-        e.accept(&m);
-        return !m.found;
+        return !mentions(e, bound, /*or_loads=*/true);
       }
     }
   }

@@ -31,6 +31,10 @@ struct BufferInfo {
   std::vector<llvm::Value*> min, extent, stride;  // i64 each
 };
 
+/// Whether `e` mentions any of `names` as a variable; with `or_loads`, also whether it
+/// reads a func or an input, reduces or binds a Let (codegen_reductions.cpp).
+bool mentions(const Expr& e, const std::set<std::string>& names, bool or_loads);
+
 class CodeGen {
  public:
   CodeGen(const LoweredFunction& f, llvm::Module& module);

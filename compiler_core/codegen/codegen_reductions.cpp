@@ -38,17 +38,6 @@ bool same_domain(const Reduce* a, const Reduce* b) {
   return true;
 }
 
-/// True when `e` mentions any of `names`.
-class Mentions : public IRVisitor {
- public:
-  explicit Mentions(const std::set<std::string>& names) : names_(names) {}
-  bool found = false;
-  void visit(const Variable* op) override { found = found || names_.count(op->name) > 0; }
-
- private:
-  const std::set<std::string>& names_;
-};
-
 /// The fold reductions an expression always evaluates, outermost only (not those inside
 /// another reduction's body), that use no name bound by a Let inside the expression.
 class UnconditionalFolds : public IRVisitor {
@@ -57,9 +46,7 @@ class UnconditionalFolds : public IRVisitor {
 
   void visit(const Reduce* op) override {
     if (!is_fold(op)) return;
-    Mentions m(let_bound_);
-    Expr(op).accept(&m);
-    if (!m.found) found.push_back(op);
+    if (!mentions(Expr(op), let_bound_, /*or_loads=*/false)) found.push_back(op);
   }
   void visit(const Select* op) override { op->condition.accept(this); }
   void visit(const And* op) override { op->a.accept(this); }
@@ -75,7 +62,38 @@ class UnconditionalFolds : public IRVisitor {
   std::set<std::string> let_bound_;
 };
 
+/// See mentions().
+class Mentions : public IRVisitor {
+ public:
+  Mentions(const std::set<std::string>& names, bool or_loads)
+      : names_(names), or_loads_(or_loads) {}
+  bool found = false;
+  void visit(const Variable* op) override { found = found || names_.count(op->name) > 0; }
+  void visit(const Call* op) override {
+    if (or_loads_ && op->call_type != CallType::Intrinsic) found = true;
+    IRVisitor::visit(op);
+  }
+  void visit(const Reduce* op) override {
+    if (or_loads_) found = true;
+    IRVisitor::visit(op);
+  }
+  void visit(const Let* op) override {
+    if (or_loads_) found = true;
+    IRVisitor::visit(op);
+  }
+
+ private:
+  const std::set<std::string>& names_;
+  bool or_loads_;
+};
+
 }  // namespace
+
+bool mentions(const Expr& e, const std::set<std::string>& names, bool or_loads) {
+  Mentions m(names, or_loads);
+  e.accept(&m);
+  return m.found;
+}
 
 void CodeGen::emit_fused_reductions(const Expr& value) {
   UnconditionalFolds folds;
