@@ -18,6 +18,7 @@
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
+#include "compiler_core/runtime/thread_pool.h"
 #include "compiler_core/schedule/schedule_checker.h"
 
 namespace stipple::cli {
@@ -33,6 +34,7 @@ struct RunOptions {
   std::string schedule;
   bool interp = false;
   int time_runs = 0;
+  int threads = 0;  // 0: one per core
 };
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const char* option) {
@@ -100,6 +102,7 @@ int run(const RunOptions& opt) {
     std::vector<int64_t> extents = output_extents(p, inputs, params);
     spdlog::info("compiling {} under {}", p.name,
                  opt.schedule.empty() ? std::string("the default schedule") : opt.schedule);
+    if (opt.threads > 0) ThreadPool::set_global_threads(opt.threads);
     lowered = lower(p, schedule);
     jit = codegen::JitCompiler::create();
     compiled = jit->compile(lowered);
@@ -161,6 +164,10 @@ CommandRunner add_run_command(CLI::App& app) {
   cmd->add_option("--time", opt->time_runs,
                   "after the first run, run N more times and print the median time")
       ->check(CLI::Range(1, 100000));
+  cmd->add_option("--threads", opt->threads,
+                  "threads for the native code's parallel loops (default: one per core)")
+      ->check(CLI::Range(1, 1024))
+      ->excludes(cmd->get_option("--interp"));
   return [opt]() { return run(*opt); };
 }
 

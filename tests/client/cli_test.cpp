@@ -153,6 +153,9 @@ TEST_F(Cli, BadRunInputsExitTwoWithAReason) {
       {"run " + source("datasets/pipelines/demosaic.stp") + " --input in=" + photo + out,
        "is 2-D but"},
       {"run " + blur + " --input in=" + photo, "--output is required"},
+      {"run " + blur + " --input in=" + photo + " --threads 0" + out, "--threads"},
+      {"run " + blur + " --interp --threads 2 --input in=" + photo + out,
+       "--interp excludes --threads"},
   };
   for (const Case& c : cases) {
     Result r = run(c.args);
@@ -177,7 +180,7 @@ TEST_F(Cli, NativeRunUnderAScheduleEqualsTheEvaluator) {
   std::string sched = source("datasets/pipelines/two_pass_blur.sched");
   std::string photo = source("datasets/fixtures/natural-high-64x48.png");
   Result native = run("run " + stp + " --schedule " + sched + " --input in=" + photo +
-                      " --output " + path("native.png") + " --time 3");
+                      " --output " + path("native.png") + " --time 3 --threads 1");
   ASSERT_EQ(native.exit_code, 0) << native.output;
   EXPECT_NE(native.output.find("as native code"), std::string::npos) << native.output;
   EXPECT_NE(native.output.find("median of 3 runs: "), std::string::npos) << native.output;
