@@ -602,9 +602,7 @@ llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
     case Intrinsic::Round: return unary_intrinsic(llvm::Intrinsic::roundeven, x);
     case Intrinsic::Sqrt: return unary_intrinsic(llvm::Intrinsic::sqrt, x);
     case Intrinsic::Exp:
-      if (x->getType()->isVectorTy() && t == Float32() && host_expf_is_fma_variant()) {
-        return emit_vector_expf(x);
-      }
+      if (t == Float32()) return emit_expf(x);
       return libm(kStippleExp, x, nullptr);
     case Intrinsic::Log: return libm(kStippleLog, x, nullptr);
     case Intrinsic::Sin: return libm(kStippleSin, x, nullptr);

@@ -103,9 +103,9 @@ class CodeGen {
   bool dense_lanes(const std::vector<llvm::Value*>& coords) const;
   llvm::Value* lane_pointers(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   void emit_vector_if(const IfThenElse* op, llvm::Value* cond);
-  /// expf on every lane, bit for bit glibc's (see codegen_vector.cpp); only when
-  /// host_expf_is_fma_variant().
-  llvm::Value* emit_vector_expf(llvm::Value* x);
+  /// Stipple's f32 exp of a scalar or of every lane, bit for bit stipple::exp_f32
+  /// (compiler_core/runtime/exp_f32.h).
+  llvm::Value* emit_expf(llvm::Value* x);
   /// A median with constant bounds as a sorting network over the lanes.
   llvm::Value* emit_vector_median(const Reduce* op);
   /// The integer key a median sorts `v` by (or, with `inverse`, the value of a key).

@@ -75,9 +75,4 @@ std::unique_ptr<llvm::Module> generate_module(const LoweredFunction& f, const st
 BufferDescriptor describe(Buffer& buffer);
 BufferDescriptor describe(const Buffer& buffer);
 
-/// Whether the host's glibc runs the FMA variant of expf (its ifunc picks it when the CPU
-/// has FMA and AVX2): vector code then computes f32 exp itself, bit for bit that variant;
-/// elsewhere each lane calls expf.
-bool host_expf_is_fma_variant();
-
 }  // namespace stipple::codegen

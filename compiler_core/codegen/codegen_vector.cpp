@@ -418,86 +418,39 @@ llvm::Value* CodeGen::median_key(llvm::Value* v, Type t, bool inverse) {
   return inverse ? b_.CreateBitCast(key, shaped(value_type(t), v)) : key;
 }
 
-bool host_expf_is_fma_variant() {
-  static const bool fma = [] {
-    llvm::StringMap<bool> features;
-    if (!llvm::sys::getHostCPUFeatures(features)) return false;
-    return features.lookup("fma") && features.lookup("avx2");
-  }();
-  return fma;
-}
-
-llvm::Value* CodeGen::emit_vector_expf(llvm::Value* x) {
-  // glibc 2.36's expf (sysdeps/ieee754/flt-32/e_expf.c, from Arm's optimized-routines)
-  // as its x86-64 FMA variant computes it, where GCC contracted every multiply-add:
-  //   z = InvLn2N * x;  kd = fma(InvLn2N, x, SHIFT);  ki = bits(kd);  kd -= SHIFT;
-  //   r = fma(InvLn2N, x, -kd);  s = double(T[ki % 32] + (ki << 47));
-  //   y = fma(fma(C0, r, C1), r * r, fma(C2, r, 1)) * s;  return float(y);
-  // with T[i] = bits(2^(i/32)) - (i << 47). Checked against the host's expf on all 2^31
-  // inputs below 88 in magnitude (0 differences; contracting fewer of the operations
-  // gives 2 differences). glibc's special cases for |x| >= 88 and NaN are selects here:
-  // -inf gives 0, NaN and +inf x + x, x > 0x1.62e42ep6 +inf (overflow), x < -0x1.9fe368p6
-  // +0 (underflow); the rest of |x| >= 88 takes the formula, as in glibc. Straight-line
-  // code, so that two reductions computing the same exp share it (GVN).
-  llvm::Type* f64v = shaped(b_.getDoubleTy(), x);
-  llvm::Type* i64v = shaped(b_.getInt64Ty(), x);
-  llvm::Type* i32v = shaped(b_.getInt32Ty(), x);
+llvm::Value* CodeGen::emit_expf(llvm::Value* x) {
+  // compiler_core/runtime/exp_f32.cpp operation for operation (that file says why this
+  // algorithm); scalar or vector x. The special cases are selects on a clamped input, so
+  // the code is straight-line and two reductions computing the same exp share it (GVN).
   llvm::Type* f32v = x->getType();
+  llvm::Type* i32v = shaped(b_.getInt32Ty(), x);
   auto f = [&](float v) { return llvm::ConstantFP::get(f32v, static_cast<double>(v)); };
-  llvm::Value* bits = b_.CreateBitCast(x, i32v);
-  llvm::Value* abstop = b_.CreateAnd(b_.CreateLShr(bits, llvm::ConstantInt::get(i32v, 20)),
-                                     llvm::ConstantInt::get(i32v, 0x7ff));
-  llvm::Value* neg_inf = b_.CreateICmpEQ(bits, llvm::ConstantInt::get(i32v, 0xff800000u));
-  llvm::Value* nan_or_inf = b_.CreateICmpUGE(abstop, llvm::ConstantInt::get(i32v, 0x7f8));
-  llvm::Value* overflow = b_.CreateFCmpOGT(x, f(0x1.62e42ep6f));
-  llvm::Value* underflow = b_.CreateFCmpOLT(x, f(-0x1.9fe368p6f));
-
-  constexpr int kTableBits = 5, kN = 1 << kTableBits;
-  auto d = [&](double v) { return llvm::ConstantFP::get(f64v, v); };
+  auto i = [&](int32_t v) { return llvm::ConstantInt::get(i32v, static_cast<uint64_t>(v), true); };
   auto fma = [&](llvm::Value* a, llvm::Value* c, llvm::Value* e) {
-    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {f64v}, {a, c, e});
+    return b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32v}, {a, c, e});
   };
-  const double inv_ln2_n = 0x1.71547652b82fep+0 * kN, shift = 0x1.8p+52;
-  const double c0 = 0x1.c6af84b912394p-5 / kN / kN / kN, c1 = 0x1.ebfce50fac4f3p-3 / kN / kN,
-               c2 = 0x1.62e42ff0c52d6p-1 / kN;
-  llvm::Value* xd = b_.CreateFPExt(x, f64v);
-  llvm::Value* kd = fma(d(inv_ln2_n), xd, d(shift));
-  llvm::Value* ki = b_.CreateBitCast(kd, i64v);
-  kd = b_.CreateFSub(kd, d(shift));
-  llvm::Value* r = fma(d(inv_ln2_n), xd, b_.CreateFNeg(kd));
-  // The table, as glibc's __exp2f_data.tab (2^(i/32) is exact to the last bit in libm's
-  // exp2 for these 32 arguments; the exhaustive check above covers every entry).
-  std::vector<uint64_t> table;
-  for (int i = 0; i < kN; ++i) {
-    double v = std::exp2(static_cast<double>(i) / kN);
-    uint64_t u;
-    std::memcpy(&u, &v, sizeof u);
-    table.push_back(u - (static_cast<uint64_t>(i) << (52 - kTableBits)));
+  // Clamped by two selects (a max and a min on x86; NaN becomes -104 and is put back
+  // last), so the formula never sees a NaN.
+  llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, f(-104.0f)), x, f(-104.0f));
+  xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, f(104.0f)), xc, f(104.0f));
+  llvm::Value* q = unary_intrinsic(llvm::Intrinsic::roundeven,
+                                   b_.CreateFMul(xc, f(1.442695040888963407359924681001892137f)));
+  llvm::Value* s = fma(q, f(-0.693145751953125f), xc);
+  s = fma(q, f(-1.428606765330187045e-06f), s);
+  llvm::Value* u = f(0.000198527617612853646278381f);
+  for (float c : {0.00139304355252534151077271f, 0.00833336077630519866943359f,
+                  0.0416664853692054748535156f, 0.166666671633720397949219f, 0.5f}) {
+    u = fma(u, s, f(c));
   }
-  llvm::GlobalVariable* tab = module_.getNamedGlobal("stipple.expf.table");
-  if (!tab) {
-    auto* init = llvm::ConstantDataArray::get(ctx_, table);
-    tab = new llvm::GlobalVariable(module_, init->getType(), true,
-                                   llvm::GlobalValue::PrivateLinkage, init, "stipple.expf.table");
-  }
-  llvm::Value* index = b_.CreateAnd(ki, llvm::ConstantInt::get(i64v, kN - 1));
-  llvm::Value* ptrs = b_.CreateInBoundsGEP(
-      b_.getInt64Ty(), b_.CreateBitCast(tab, b_.getInt64Ty()->getPointerTo()), index);
-  llvm::Value* t = b_.CreateMaskedGather(
-      i64v, ptrs, llvm::Align(8), llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), x)));
-  t = b_.CreateAdd(t, b_.CreateShl(ki, llvm::ConstantInt::get(i64v, 52 - kTableBits)));
-  llvm::Value* s = b_.CreateBitCast(t, f64v);
-  llvm::Value* z = fma(d(c0), r, d(c1));
-  llvm::Value* r2 = b_.CreateFMul(r, r);
-  llvm::Value* y = fma(d(c2), r, d(1.0));
-  y = fma(z, r2, y);
-  y = b_.CreateFMul(y, s);
-  llvm::Value* e = b_.CreateFPTrunc(y, f32v);
-  // In glibc's order: -inf, then NaN and +inf, then overflow, then underflow.
-  e = b_.CreateSelect(underflow, f(0.0f), e);
-  e = b_.CreateSelect(overflow, f(std::numeric_limits<float>::infinity()), e);
-  e = b_.CreateSelect(nan_or_inf, b_.CreateFAdd(x, x), e);
-  return b_.CreateSelect(neg_inf, f(0.0f), e);
+  u = b_.CreateFAdd(f(1.0f), fma(b_.CreateFMul(s, s), u, s));
+  llvm::Value* e = b_.CreateFPToSI(q, i32v);
+  llvm::Value* half = b_.CreateAShr(e, i(1));
+  auto pow2i = [&](llvm::Value* k) {
+    return b_.CreateBitCast(b_.CreateShl(b_.CreateAdd(k, i(127)), i(23)), f32v);
+  };
+  llvm::Value* u_bits = b_.CreateAdd(b_.CreateBitCast(u, i32v), b_.CreateShl(half, i(23)));
+  llvm::Value* r = b_.CreateFMul(b_.CreateBitCast(u_bits, f32v), pow2i(b_.CreateSub(e, half)));
+  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), b_.CreateFAdd(x, x), r);
 }
 
 }  // namespace stipple::codegen

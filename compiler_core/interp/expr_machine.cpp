@@ -6,6 +6,7 @@
 
 #include "compiler_core/interp/expr_program.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/runtime/exp_f32.h"
 #include "compiler_core/runtime/median_order.h"
 
 namespace stipple::interp {
@@ -156,7 +157,7 @@ Value Machine::eval(int32_t i) {
           [](double v) { return std::sqrt(v); });
     case Op::Exp:
       return float_unary(
-          t, eval(n.a), [](float v) { return std::exp(v); }, [](double v) { return std::exp(v); });
+          t, eval(n.a), [](float v) { return exp_f32(v); }, [](double v) { return std::exp(v); });
     case Op::Log:
       return float_unary(
           t, eval(n.a), [](float v) { return std::log(v); }, [](double v) { return std::log(v); });

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "compiler_core/runtime/exp_f32.h"
 #include "compiler_core/runtime/median_order.h"
 
 extern "C" void* stipple_malloc(int64_t bytes) {
@@ -25,9 +26,19 @@ extern "C" double stipple_median_f64(double* values, int64_t n) {
 namespace {
 
 template <typename T>
+T exp_of(T a) {
+  return std::exp(a);
+}
+
+template <>
+float exp_of<float>(float a) {
+  return stipple::exp_f32(a);  // Stipple's f32 exp, not expf (exp_f32.h)
+}
+
+template <typename T>
 T apply_libm(int32_t op, T a, T b) {
   switch (op) {
-    case kStippleExp: return std::exp(a);
+    case kStippleExp: return exp_of(a);
     case kStippleLog: return std::log(a);
     case kStippleSin: return std::sin(a);
     case kStippleCos: return std::cos(a);
@@ -48,7 +59,6 @@ void libm_lanes(int32_t op, const void* a, const void* b, void* out, int32_t n) 
 
 extern "C" void stipple_libm_lanes(int32_t op, int32_t f64, const void* a, const void* b, void* out,
                                    int32_t n) {
-  // std::exp(float) is expf, as in the evaluator and in scalar generated code.
   if (f64) {
     libm_lanes<double>(op, a, b, out, n);
   } else {

@@ -238,18 +238,21 @@ TEST(FusedReductions, SiblingsOverOneDomainShareALoopAndKeepTheirValues) {
   }
 }
 
-TEST(VectorExp, MatchesLibmOnRandomBitsAndEveryEdge) {
-  // Random bit patterns (every exponent, NaNs, infinities, denormals), the boundaries of
-  // glibc's special cases around +-88, 103 and 104, and dense runs near 0; 16 lanes, so a
-  // vector mixes special and ordinary lanes. On a host whose glibc runs the FMA expf
-  // this is the vector reimplementation, else per-lane calls: either must be libm's bits.
+TEST(VectorExp, MatchesTheEvaluatorOnRandomBitsAndEveryEdge) {
+  // Random bit patterns (every exponent, NaNs, infinities, denormals), the edges of the
+  // special cases (+-104), of overflow (ln FLT_MAX = 88.72284) and of denormal and zero
+  // results (-87.33655, -103.27893, -103.97208), and dense runs near 0; 16 lanes, so a
+  // vector mixes special and ordinary lanes. Scalar code (no vectorize) and vector code
+  // must both give stipple::exp_f32's bits, which the evaluator computes.
   std::mt19937 rng(7);
-  std::vector<float> values = {0.0f,      -0.0f,       88.0f,       -88.0f,  88.72283f,
-                               88.72284f, -103.27893f, -103.97208f, -104.0f, 1e-30f,
-                               -1e-30f,   0.5f,        -0.5f};
+  std::vector<float> values = {0.0f,        -0.0f,      88.0f,      -88.0f,      88.72283f,
+                               88.72284f,   88.722839f, -87.33655f, -87.336548f, -103.27893f,
+                               -103.97208f, -104.0f,    104.0f,     -104.00001f, 104.00001f,
+                               1e-30f,      -1e-30f,    0.5f,       -0.5f};
   values.push_back(std::numeric_limits<float>::infinity());
   values.push_back(-std::numeric_limits<float>::infinity());
   values.push_back(std::numeric_limits<float>::quiet_NaN());
+  values.push_back(-std::numeric_limits<float>::quiet_NaN());
   for (int i = 0; i < 60000; ++i) {
     uint32_t bits = rng();
     float f;
@@ -260,10 +263,12 @@ TEST(VectorExp, MatchesLibmOnRandomBitsAndEveryEdge) {
   Buffer in(ScalarType::Float32, {n});
   for (int64_t i = 0; i < n; ++i) in.set_flat(i, values[static_cast<size_t>(i)]);
   std::string src = "pipeline e\ninput in : f32[x]\nfunc out(x) = exp(in(x))\noutput out\n";
-  Result r = run_both(src, "out.vectorize(x, 16)", {{"in", in}}, {n});
-  expect_same(r, "exp");
-  if (codegen::host_expf_is_fma_variant()) {
-    EXPECT_NE(r.ir.find("stipple.expf.table"), std::string::npos);
+  for (const char* sched : {"out.vectorize(x, 16)", "out.vectorize(x, 4)", ""}) {
+    Result r = run_both(src, sched, {{"in", in}}, {n});
+    expect_same(r, std::string("exp with '") + sched + "'");
+    // Computed in line, not by a library call per lane or per vector.
+    EXPECT_EQ(r.ir.find("stipple_libm_lanes"), std::string::npos) << sched;
+    EXPECT_EQ(r.ir.find("@expf"), std::string::npos) << sched;
   }
 }
 
