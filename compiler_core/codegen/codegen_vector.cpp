@@ -401,20 +401,17 @@ llvm::Value* CodeGen::median_key(llvm::Value* v, Type t, bool inverse) {
                    : b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
   }
   if (!t.is_float()) return v;  // integers compare as themselves (signed or unsigned)
-  // Floats: the bits with the magnitude flipped for negative numbers compare as signed
-  // integers in the float order, with -0 just below +0; NaNs become one positive NaN,
-  // which sorts after +infinity. The mapping is its own inverse.
+  // Floats: the bits with the magnitude flipped when the sign is set compare as signed
+  // integers in IEEE 754 totalOrder (median_order.h). The mapping is its own inverse.
   const unsigned bits = t.code == ScalarType::Float32 ? 32 : 64;
   llvm::Type* it = shaped(b_.getIntNTy(bits), v);
   llvm::Value* x = inverse ? v : b_.CreateBitCast(v, it);
-  if (!inverse) {
-    llvm::Value* nan_bits = llvm::ConstantInt::get(
-        it, bits == 32 ? uint64_t{0x7FC00000} : uint64_t{0x7FF8000000000000});
-    x = b_.CreateSelect(b_.CreateFCmpUNO(v, v), nan_bits, x);
-  }
-  llvm::Value* flip = b_.CreateLShr(b_.CreateAShr(x, llvm::ConstantInt::get(it, bits - 1)),
-                                    llvm::ConstantInt::get(it, 1));
-  llvm::Value* key = b_.CreateXor(x, flip);
+  // A select, not x ^ ((x >> 31) >> 1): on AVX-512 it is a sign-to-mask move and a masked
+  // xor, two instructions per value instead of three (25 values per 5x5 median).
+  llvm::Value* negative = b_.CreateICmpSLT(x, llvm::ConstantInt::get(it, 0));
+  llvm::Value* key = b_.CreateSelect(
+      negative, b_.CreateXor(x, llvm::ConstantInt::get(it, llvm::APInt::getSignedMaxValue(bits))),
+      x);
   return inverse ? b_.CreateBitCast(key, shaped(value_type(t), v)) : key;
 }
 

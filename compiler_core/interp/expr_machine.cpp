@@ -297,7 +297,7 @@ Value Machine::reduce(const Node& n) {
       if (count == 0) return value_from_double(t, 0);
       auto first = median_scratch_.begin() + static_cast<ptrdiff_t>(base);
       auto nth = first + static_cast<ptrdiff_t>((count - 1) / 2);
-      // A total order (-0 before +0, NaN last): any selection algorithm agrees on the bits.
+      // A total order (IEEE 754 totalOrder): any selection algorithm agrees on the bits.
       std::nth_element(first, nth, median_scratch_.end(), median_less);
       double m = *nth;
       median_scratch_.resize(base);

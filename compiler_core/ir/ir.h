@@ -14,7 +14,7 @@
 // - Select evaluates only the chosen branch; `&&` and `||` short-circuit.
 // - Reductions iterate their variables with the first one innermost; `median` of n
 //   values is the element at index (n-1)/2 after sorting (the lower median) by a total
-//   order: -0 before +0, NaN after every number (runtime/median_order.h);
+//   order: IEEE 754 totalOrder, -NaN first and +NaN last (runtime/median_order.h);
 //   `argmin` returns the 0-based position of the first minimum in iteration order.
 //
 // Nodes are immutable structs with public fields, built by validating `make` functions,

@@ -10,7 +10,7 @@ extern "C" {
 /// 64-byte aligned allocation (nullptr on failure); bytes may be 0.
 void* stipple_malloc(int64_t bytes);
 void stipple_free(void* p);
-/// The lower median of n doubles (element (n-1)/2 in sorted order, NaN last), exactly
+/// The lower median of n doubles (element (n-1)/2 in IEEE 754 totalOrder, median_order.h), exactly
 /// as the reference evaluator selects it; reorders `values`.
 double stipple_median_f64(double* values, int64_t n);
 /// out[i] = f(a[i]) (or f(a[i], b[i]) for pow) for i < n, with Stipple's f32 exp

@@ -1,18 +1,25 @@
 // The order `median` sorts by, shared by the reference evaluator, the runtime's scalar
-// selection and (as integer keys) the vector code: numbers ascending with -0 before +0,
-// NaN after every number. It is total up to NaN payloads, so every correct selection
-// algorithm (nth_element, a sorting network) picks the same bits.
+// selection and the vector code: IEEE 754 totalOrder (IEEE 754-2019 section 5.10),
+//   -NaN < -inf < ... < -1 < -0 < +0 < 1 < ... < +inf < +NaN,
+// NaNs of one sign ordered by payload. As a key: the bits with the magnitude flipped
+// when the sign is set, compared as signed integers, which is what the vector code sorts
+// (three integer operations per value, no NaN test). It is total, so every correct
+// selection algorithm (nth_element, a sorting network) picks the same element. An f32
+// converts to f64 keeping its sign, so the order of f32 values survives the evaluator's
+// doubles (up to the payloads of signalling NaNs, which the conversion quiets).
 #pragma once
 
-#include <cmath>
+#include <cstdint>
+#include <cstring>
 
 namespace stipple {
 
-inline bool median_less(double a, double b) {
-  if (std::isnan(b)) return !std::isnan(a);
-  if (std::isnan(a)) return false;
-  if (a != b) return a < b;
-  return std::signbit(a) && !std::signbit(b);
+inline int64_t median_key(double v) {
+  int64_t bits;
+  std::memcpy(&bits, &v, sizeof bits);
+  return bits ^ static_cast<int64_t>(static_cast<uint64_t>(bits >> 63) >> 1);
 }
+
+inline bool median_less(double a, double b) { return median_key(a) < median_key(b); }
 
 }  // namespace stipple

@@ -32,14 +32,14 @@ bool same_bits(ScalarType t, double a, double b) {
 }
 
 /// A width x height image of `type` whose values come from a small set with many ties,
-/// NaN, -0, +0 and infinities (floats), or the type's extremes (integers).
+/// NaNs of both signs, -0, +0 and infinities (floats), or the type's extremes (integers).
 Buffer nasty_image(ScalarType type, int64_t width, int64_t height, uint32_t seed) {
   std::mt19937 rng(seed);
   const double inf = std::numeric_limits<double>::infinity();
   const double nan = std::numeric_limits<double>::quiet_NaN();
   std::vector<double> pool;
   if (type == ScalarType::Float32 || type == ScalarType::Float64) {
-    pool = {nan, -0.0, 0.0, inf, -inf, 1.0, -1.0, 0.5, 0.5, 2.0, -0.0, 0.0};
+    pool = {nan, -nan, -0.0, 0.0, inf, -inf, 1.0, -1.0, 0.5, 0.5, 2.0, -0.0, 0.0};
   } else if (type == ScalarType::UInt8) {
     pool = {0, 255, 1, 128, 127, 7, 7};
   } else if (type == ScalarType::UInt16) {
@@ -87,30 +87,40 @@ void expect_same(const Result& r, const std::string& what) {
   }
 }
 
-TEST(MedianOrder, IsTotalWithNegativeZeroFirstAndNaNLast) {
+TEST(MedianOrder, IsIeeeTotalOrder) {
   const double nan = std::numeric_limits<double>::quiet_NaN();
-  EXPECT_TRUE(median_less(-0.0, 0.0));
-  EXPECT_FALSE(median_less(0.0, -0.0));
-  EXPECT_TRUE(median_less(std::numeric_limits<double>::infinity(), nan));
-  EXPECT_FALSE(median_less(nan, 1.0));
-  EXPECT_FALSE(median_less(nan, nan));
-  EXPECT_TRUE(median_less(-1.0, -0.0));
-  EXPECT_FALSE(median_less(1.0, 1.0));
+  const double inf = std::numeric_limits<double>::infinity();
+  // -NaN < -inf < -1 < -denormal < -0 < +0 < denormal < 1 < +inf < +NaN.
+  const std::vector<double> ascending = {-nan, -inf,     -1.0, -4.9e-324, -0.0,
+                                         0.0,  4.9e-324, 1.0,  inf,       nan};
+  for (size_t i = 0; i < ascending.size(); ++i) {
+    for (size_t j = 0; j < ascending.size(); ++j) {
+      EXPECT_EQ(median_less(ascending[i], ascending[j]), i < j) << i << " " << j;
+    }
+  }
+  // An f32 keeps its place among the others once converted to f64 (the evaluator's).
+  EXPECT_TRUE(median_less(static_cast<double>(-std::numeric_limits<float>::quiet_NaN()),
+                          static_cast<double>(-std::numeric_limits<float>::infinity())));
 }
 
 TEST(VectorMedian, EvaluatorPicksByTheTotalOrder) {
-  // Two points: the lower median is the smaller in the total order, -0 before +0.
+  // Two points: the lower median is the smaller in IEEE totalOrder (-0 before +0, -NaN
+  // before everything, +NaN after).
   Pipeline p = compile_pipeline(
       "pipeline m\ninput in : f32[x, y]\nfunc out(x, y) = median(i in 0..1 : in(x + i, y))\n"
       "output out\n",
       "m.stp");
-  Buffer in(ScalarType::Float32, {3, 1});
+  Buffer in(ScalarType::Float32, {5, 1});
   in.set_flat(0, 0.0);
   in.set_flat(1, -0.0);
   in.set_flat(2, std::numeric_limits<double>::quiet_NaN());
-  Buffer out = evaluate_pipeline_region(p, {{"in", in}}, {}, {0, 0}, {2, 1});
+  in.set_flat(3, -std::numeric_limits<double>::quiet_NaN());
+  in.set_flat(4, -std::numeric_limits<double>::infinity());
+  Buffer out = evaluate_pipeline_region(p, {{"in", in}}, {}, {0, 0}, {4, 1});
   EXPECT_TRUE(std::signbit(out.get_flat(0)));  // median(+0, -0) = -0
   EXPECT_TRUE(std::signbit(out.get_flat(1)));  // median(-0, NaN) = -0
+  EXPECT_TRUE(std::isnan(out.get_flat(2)) && std::signbit(out.get_flat(2)));  // (NaN, -NaN)
+  EXPECT_TRUE(std::isnan(out.get_flat(3)) && std::signbit(out.get_flat(3)));  // (-NaN, -inf)
 }
 
 TEST(VectorMedian, EveryTypeMatchesTheEvaluatorOnTiesNaNAndSignedZeros) {
