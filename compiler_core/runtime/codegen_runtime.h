@@ -7,16 +7,18 @@
 #include <cstdint>
 
 extern "C" {
-/// 64-byte aligned allocation (nullptr on failure); bytes may be 0.
+/// 64-byte aligned allocation (nullptr on failure); bytes may be 0. Blocks up to 4 MiB
+/// come from a small per-thread cache of freed blocks when one fits (codegen_runtime.cpp
+/// says why); stipple_free takes blocks from any thread.
 void* stipple_malloc(int64_t bytes);
 void stipple_free(void* p);
 /// The lower median of n doubles (element (n-1)/2 in IEEE 754 totalOrder, median_order.h), exactly
 /// as the reference evaluator selects it; reorders `values`.
 double stipple_median_f64(double* values, int64_t n);
 /// out[i] = f(a[i]) (or f(a[i], b[i]) for pow) for i < n, with Stipple's f32 exp
-/// (exp_f32.h) and the C library's exp, logf, log, sinf, sin, cosf, cos, powf, pow: what vector code calls for a whole vector
-/// of lanes at once (one call instead of one per lane). `op` is a StippleLibmOp; `f64`
-/// selects the double functions (the arrays are then doubles).
+/// (exp_f32.h) and the C library's exp, logf, log, sinf, sin, cosf, cos, powf, pow: what vector
+/// code calls for a whole vector of lanes at once (one call instead of one per lane). `op` is a
+/// StippleLibmOp; `f64` selects the double functions (the arrays are then doubles).
 void stipple_libm_lanes(int32_t op, int32_t f64, const void* a, const void* b, void* out,
                         int32_t n);
 }
