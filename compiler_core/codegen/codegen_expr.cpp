@@ -287,6 +287,22 @@ llvm::Value* CodeGen::emit_compare(IRNodeType op, Type operand, llvm::Value* a, 
 }
 
 llvm::Value* CodeGen::emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Value* c) {
+  if (!t.is_float() && is_signed(t.code)) {
+    // By a positive power of two, floor division is an arithmetic shift and the Euclidean
+    // modulo a mask, for negative dividends too. LLVM cannot see that through the sign
+    // fix-ups below (x % 2 on a vector took seven instructions instead of one).
+    auto* k = llvm::dyn_cast<llvm::ConstantInt>(c);
+    if (auto* v = llvm::dyn_cast<llvm::Constant>(c); !k && v && c->getType()->isVectorTy()) {
+      k = llvm::dyn_cast_or_null<llvm::ConstantInt>(v->getSplatValue());
+    }
+    if (k && k->getValue().isStrictlyPositive() && k->getValue().isPowerOf2()) {
+      if (c->getType()->isVectorTy()) a = widen(a);
+      llvm::Type* ty = a->getType();
+      const llvm::APInt& d = k->getValue();
+      return is_div ? b_.CreateAShr(a, llvm::ConstantInt::get(ty, d.logBase2()))
+                    : b_.CreateAnd(a, llvm::ConstantInt::get(ty, d - 1));
+    }
+  }
   if (!t.is_float() && (a->getType()->isVectorTy() || c->getType()->isVectorTy())) {
     auto* k = llvm::dyn_cast<llvm::ConstantInt>(c);
     if (!k || k->isZero() || (is_signed(t.code) && k->isMinusOne())) {

@@ -178,6 +178,38 @@ TEST(VectorAccess, DenseStridedAndGatheredReadsWithEveryTail) {
   }
 }
 
+TEST(VectorDivMod, PowersOfTwoMatchTheEvaluatorOnNegativeAndExtremeValues) {
+  // Floor division and Euclidean modulo by 1, 2, 4 and 2^30 become a shift and a mask;
+  // -7 / 2 == -4 and -7 % 2 == 1 must still hold, and the extremes must not overflow.
+  std::vector<int32_t> values = {INT32_MIN, INT32_MIN + 1, -1073741825, -8, -7, -2, -1, 0, 1, 2,
+                                 7,         1073741824,    INT32_MAX};
+  std::mt19937 rng(11);
+  for (int i = 0; i < 200; ++i) values.push_back(static_cast<int32_t>(rng()));
+  const int64_t n = static_cast<int64_t>(values.size());
+  Buffer in(ScalarType::Int32, {n});
+  for (int64_t i = 0; i < n; ++i) in.set_flat(i, values[static_cast<size_t>(i)]);
+  for (const char* d : {"1", "2", "4", "1073741824"}) {
+    for (const char* op : {"/", "%"}) {
+      std::string src = std::string("pipeline d\ninput in : i32[x]\nfunc out(x) = in(x) ") + op +
+                        " " + d + "\noutput out\n";
+      for (const char* sched : {"out.vectorize(x, 16)", "out.vectorize(x, 4)", ""}) {
+        Result r = run_both(src, sched, {{"in", in}}, {n});
+        expect_same(r, std::string("in ") + op + " " + d + " under '" + sched + "'");
+      }
+    }
+  }
+  // The evaluator's own values, independently: -7 / 2 == -4, -7 % 2 == 1.
+  Buffer seven(ScalarType::Int32, {1});
+  seven.set_flat(0, -7);
+  for (auto [op, want] : {std::pair{"/", -4}, std::pair{"%", 1}}) {
+    std::string src = std::string("pipeline d\ninput in : i32[x]\nfunc out(x) = in(x) ") + op +
+                      " 2\noutput out\n";
+    Result r = run_both(src, "out.vectorize(x, 4)", {{"in", seven}}, {1});
+    EXPECT_EQ(r.jit.get_flat(0), want) << op;
+    EXPECT_EQ(r.reference.get_flat(0), want) << op;
+  }
+}
+
 TEST(VectorReduction, VersionedInputRowsMatchTheEvaluatorAtEveryEdge) {
   // Sums whose input reads are affine in the reduction variables get a copy with unchecked
   // row loads, taken when every corner of the domain reads inside the image
