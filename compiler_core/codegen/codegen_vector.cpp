@@ -426,9 +426,10 @@ llvm::Value* CodeGen::emit_expf(llvm::Value* x) {
   auto fma = [&](llvm::Value* a, llvm::Value* c, llvm::Value* e) {
     return b_.CreateIntrinsic(llvm::Intrinsic::fma, {f32v}, {a, c, e});
   };
-  // Clamped by two selects (a max and a min on x86; NaN becomes -104 and is put back
-  // last), so the formula never sees a NaN.
-  llvm::Value* xc = b_.CreateSelect(b_.CreateFCmpOGT(x, f(-104.0f)), x, f(-104.0f));
+  // Lanes at or below -104 (and NaN) compute the formula on 0 and are replaced at the end
+  // (exp_f32.cpp says why not on -104); the rest are clamped to 104.
+  llvm::Value* in_range = b_.CreateFCmpOGT(x, f(-104.0f));
+  llvm::Value* xc = b_.CreateSelect(in_range, x, f(0.0f));
   xc = b_.CreateSelect(b_.CreateFCmpOLT(xc, f(104.0f)), xc, f(104.0f));
   llvm::Value* q = unary_intrinsic(llvm::Intrinsic::roundeven,
                                    b_.CreateFMul(xc, f(1.442695040888963407359924681001892137f)));
@@ -447,7 +448,8 @@ llvm::Value* CodeGen::emit_expf(llvm::Value* x) {
   };
   llvm::Value* u_bits = b_.CreateAdd(b_.CreateBitCast(u, i32v), b_.CreateShl(half, i(23)));
   llvm::Value* r = b_.CreateFMul(b_.CreateBitCast(u_bits, f32v), pow2i(b_.CreateSub(e, half)));
-  return b_.CreateSelect(b_.CreateFCmpUNO(x, x), b_.CreateFAdd(x, x), r);
+  llvm::Value* special = b_.CreateSelect(b_.CreateFCmpUNO(x, x), b_.CreateFAdd(x, x), f(0.0f));
+  return b_.CreateSelect(in_range, r, special);
 }
 
 }  // namespace stipple::codegen
