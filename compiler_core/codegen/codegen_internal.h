@@ -29,6 +29,9 @@ struct BufferInfo {
   const InputDecl* decl = nullptr;                // inputs only
   llvm::Value* host = nullptr;                    // i8*
   std::vector<llvm::Value*> min, extent, stride;  // i64 each
+  /// Outputs only (i1): larger than kStreamingStoreBytes, so whole-line vector stores
+  /// bypass the cache (store_lanes); nullptr elsewhere.
+  llvm::Value* stream = nullptr;
 };
 
 /// Whether `e` mentions any of `names` as a variable; with `or_loads`, also whether it
@@ -163,10 +166,10 @@ class CodeGen {
   llvm::AllocaInst* status_ = nullptr;  // its i32 error code
   int closure_count_ = 0;
 
-  int lanes_ = 1;                       // lanes of the vector loop being emitted, 1 outside one
-  llvm::Value* mask_ = nullptr;         // active lanes (<lanes x i1>); null: all lanes active
-  int64_t masked_loads_ = 0;            // masked func loads emitted so far (emit_vector_if)
-  int64_t unversioned_under_mask_ = 0;  // reductions left unversioned under a mask, so far
+  int lanes_ = 1;                         // lanes of the vector loop being emitted, 1 outside one
+  llvm::Value* mask_ = nullptr;           // active lanes (<lanes x i1>); null: all lanes active
+  int64_t masked_loads_ = 0;              // masked func loads emitted so far (emit_vector_if)
+  int64_t unversioned_under_mask_ = 0;    // reductions left unversioned under a mask, so far
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
   std::set<const Call*> inside_rows_;  // input reads known inside (versioned_for_input_rows)
   std::map<const Reduce*, llvm::Value*> fused_values_;  // see emit_fused_reductions

@@ -75,4 +75,11 @@ std::unique_ptr<llvm::Module> generate_module(const LoweredFunction& f, const st
 BufferDescriptor describe(Buffer& buffer);
 BufferDescriptor describe(const Buffer& buffer);
 
+/// Outputs above this size are written with non-temporal stores where a vector store
+/// covers whole aligned cache lines: twice a 32 MiB last-level cache, so the stores
+/// would be evicted before anyone reads them, and a normal store first reads each line
+/// from memory (a third more traffic for a DRAM-bound stencil; glibc's memcpy makes the
+/// same choice above a threshold).
+constexpr int64_t kStreamingStoreBytes = int64_t{64} << 20;
+
 }  // namespace stipple::codegen

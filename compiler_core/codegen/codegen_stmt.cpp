@@ -164,6 +164,11 @@ void CodeGen::generate(const std::string& symbol) {
       push_var(prefix + "extent" + suffix, b_.CreateTrunc(buf.extent.back(), b_.getInt32Ty()));
       push_var(prefix + "stride" + suffix, b_.CreateTrunc(buf.stride.back(), b_.getInt32Ty()));
     }
+    if (!buf.is_input) {
+      llvm::Value* bytes = i64(bytes_of(buf.type));
+      for (llvm::Value* e : buf.extent) bytes = b_.CreateMul(bytes, e);
+      buf.stream = b_.CreateICmpSGT(bytes, i64(kStreamingStoreBytes));
+    }
     buffers_.push_back(std::move(buf));
   }
   for (size_t k = 0; k < f_.params.size(); ++k) {
@@ -180,6 +185,9 @@ void CodeGen::generate(const std::string& symbol) {
   b_.CreateRet(i32(kErrorBufferMismatch));
   b_.SetInsertPoint(body);
   emit(f_.body);
+  // Non-temporal stores are weakly ordered: a full fence makes them visible to the caller
+  // (and, in parallel bodies below, before the task is reported done).
+  b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
   b_.CreateRet(b_.CreateLoad(b_.getInt32Ty(), status_));
 
   std::string error;
@@ -341,6 +349,7 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
       capture(buf.extent[d]);
       capture(buf.stride[d]);
     }
+    capture(buf.stream);
   }
   for (auto& [name, v] : params_) capture(v);
   std::vector<llvm::Type*> types;
@@ -387,11 +396,13 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
       r(buf.extent[k]);
       r(buf.stride[k]);
     }
+    if (buf.stream) r(buf.stream);
   }
   for (auto& entry : params_) r(entry.second);
   push_var(op->name, closure->getArg(1));
   emit(op->body);
   pop_var();
+  b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
   b_.CreateRet(b_.CreateLoad(b_.getInt32Ty(), status_));
 
   fn_ = saved_fn;

@@ -284,11 +284,39 @@ void CodeGen::store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>
     }
     llvm::Value* p =
         b_.CreateBitCast(element_pointer(buf, lane0), value->getType()->getPointerTo());
-    if (mask_) {
-      b_.CreateMaskedStore(value, p, align, mask_);
-    } else {
-      b_.CreateAlignedStore(value, p, align);
+    const uint64_t vector_bytes =
+        static_cast<uint64_t>(lanes_) * static_cast<uint64_t>(bytes_of(buf.type));
+    auto cached_store = [&] {
+      if (mask_) {
+        b_.CreateMaskedStore(value, p, align, mask_);
+      } else {
+        b_.CreateAlignedStore(value, p, align);
+      }
+    };
+    if (!buf.stream || vector_bytes % 64 != 0) {
+      cached_store();
+      return;
     }
+    // A large output (kStreamingStoreBytes): a vector of whole cache lines bypasses the
+    // cache when the row happens to be line-aligned here and every lane is stored; a
+    // predictable branch per vector, no second copy of the body.
+    llvm::Value* go = b_.CreateAnd(
+        buf.stream,
+        b_.CreateICmpEQ(b_.CreateAnd(b_.CreatePtrToInt(p, b_.getInt64Ty()), i64(63)), i64(0)));
+    if (mask_) go = b_.CreateAnd(go, b_.CreateAndReduce(mask_));
+    llvm::BasicBlock* nt = new_block("store.stream");
+    llvm::BasicBlock* plain = new_block("store.cached");
+    llvm::BasicBlock* after = new_block("store.end");
+    b_.CreateCondBr(go, nt, plain);
+    b_.SetInsertPoint(nt);
+    llvm::StoreInst* st = b_.CreateAlignedStore(value, p, llvm::Align(64));
+    st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                    llvm::MDNode::get(ctx_, llvm::ConstantAsMetadata::get(b_.getInt32(1))));
+    b_.CreateBr(after);
+    b_.SetInsertPoint(plain);
+    cached_store();
+    b_.CreateBr(after);
+    b_.SetInsertPoint(after);
     return;
   }
   llvm::Value* all = llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), value));

@@ -1,5 +1,10 @@
 #include "compiler_core/runtime/buffer.h"
 
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
 #include "compiler_core/ir/error.h"
 
 namespace stipple {
@@ -20,7 +25,15 @@ Buffer::Buffer(ScalarType type, std::vector<int64_t> mins, std::vector<int64_t> 
   }
   element_count_ = stride;
   size_t bytes = static_cast<size_t>(element_count_) * bytes_of(type_);
-  data_ = std::shared_ptr<std::byte[]>(new std::byte[bytes > 0 ? bytes : 1]());
+  // 64-byte aligned (a cache line, an AVX-512 vector): generated code's whole-line vector
+  // stores to large outputs can then bypass the cache (codegen_llvm.h,
+  // kStreamingStoreBytes). Zeroed, as before.
+  const size_t rounded = (std::max<size_t>(bytes, 1) + 63) / 64 * 64;
+  void* p = std::aligned_alloc(64, rounded);
+  if (!p) throw std::bad_alloc();
+  std::memset(p, 0, rounded);
+  data_ =
+      std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 
 bool Buffer::contains(std::span<const int64_t> coords) const {
