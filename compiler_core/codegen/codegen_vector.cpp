@@ -23,14 +23,9 @@
 // 64 points or with non-constant bounds. A median in vector code is a sorting network
 // (Batcher's odd-even merge sort, pruned by LLVM to the comparators its middle output
 // needs) on integer keys that order floats as median_order.h does.
-#include <llvm/ADT/StringMap.h>
 #include <llvm/IR/Intrinsics.h>
-#include <llvm/Support/Host.h>
 
 #include <algorithm>
-#include <cmath>
-#include <cstring>
-#include <limits>
 #include <set>
 
 #include "compiler_core/codegen/codegen_internal.h"
