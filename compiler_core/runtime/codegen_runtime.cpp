@@ -14,7 +14,6 @@
 #define STIPPLE_UNPOISON(p, n) ((void)(p), (void)(n))
 #endif
 
-#include "compiler_core/runtime/exp_f32.h"
 #include "compiler_core/runtime/median_order.h"
 
 namespace {
@@ -97,19 +96,9 @@ extern "C" double stipple_median_f64(double* values, int64_t n) {
 namespace {
 
 template <typename T>
-T exp_of(T a) {
-  return std::exp(a);
-}
-
-template <>
-float exp_of<float>(float a) {
-  return stipple::exp_f32(a);  // Stipple's f32 exp, not expf (exp_f32.h)
-}
-
-template <typename T>
 T apply_libm(int32_t op, T a, T b) {
   switch (op) {
-    case kStippleExp: return exp_of(a);
+    case kStippleExp: return std::exp(a);  // f64 only: f32 exp is in line (exp_f32.h)
     case kStippleLog: return std::log(a);
     case kStippleSin: return std::sin(a);
     case kStippleCos: return std::cos(a);
