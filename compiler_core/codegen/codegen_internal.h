@@ -165,11 +165,12 @@ class CodeGen {
   llvm::Function* fn_ = nullptr;        // the function being generated
   llvm::AllocaInst* status_ = nullptr;  // its i32 error code
   int closure_count_ = 0;
+  bool streaming_stores_ = false;  // the current function emitted a non-temporal store
 
-  int lanes_ = 1;                         // lanes of the vector loop being emitted, 1 outside one
-  llvm::Value* mask_ = nullptr;           // active lanes (<lanes x i1>); null: all lanes active
-  int64_t masked_loads_ = 0;              // masked func loads emitted so far (emit_vector_if)
-  int64_t unversioned_under_mask_ = 0;    // reductions left unversioned under a mask, so far
+  int lanes_ = 1;                       // lanes of the vector loop being emitted, 1 outside one
+  llvm::Value* mask_ = nullptr;         // active lanes (<lanes x i1>); null: all lanes active
+  int64_t masked_loads_ = 0;            // masked func loads emitted so far (emit_vector_if)
+  int64_t unversioned_under_mask_ = 0;  // reductions left unversioned under a mask, so far
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
   std::set<const Call*> inside_rows_;  // input reads known inside (versioned_for_input_rows)
   std::map<const Reduce*, llvm::Value*> fused_values_;  // see emit_fused_reductions

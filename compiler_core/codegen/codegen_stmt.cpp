@@ -186,8 +186,9 @@ void CodeGen::generate(const std::string& symbol) {
   b_.SetInsertPoint(body);
   emit(f_.body);
   // Non-temporal stores are weakly ordered: a full fence makes them visible to the caller
-  // (and, in parallel bodies below, before the task is reported done).
-  b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  // (and, in parallel bodies below, before the task is reported done). Only functions that
+  // have such stores pay for it.
+  if (streaming_stores_) b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
   b_.CreateRet(b_.CreateLoad(b_.getInt32Ty(), status_));
 
   std::string error;
@@ -373,6 +374,8 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
   auto saved_vars = vars_;
   auto saved_buffers = buffers_;
   auto saved_params = params_;
+  const bool saved_streaming = streaming_stores_;
+  streaming_stores_ = false;
 
   fn_ = closure;
   b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", closure));
@@ -402,7 +405,8 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
   push_var(op->name, closure->getArg(1));
   emit(op->body);
   pop_var();
-  b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  if (streaming_stores_) b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
+  streaming_stores_ = saved_streaming;
   b_.CreateRet(b_.CreateLoad(b_.getInt32Ty(), status_));
 
   fn_ = saved_fn;

@@ -305,6 +305,7 @@ void CodeGen::store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>
     b_.CreateCondBr(go, nt, plain);
     b_.SetInsertPoint(nt);
     llvm::StoreInst* st = b_.CreateAlignedStore(value, p, llvm::Align(64));
+    streaming_stores_ = true;
     st->setMetadata(llvm::LLVMContext::MD_nontemporal,
                     llvm::MDNode::get(ctx_, llvm::ConstantAsMetadata::get(b_.getInt32(1))));
     b_.CreateBr(after);

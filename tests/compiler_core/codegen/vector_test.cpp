@@ -227,7 +227,11 @@ TEST(StreamingStores, LargeOutputsAreWrittenCompletelyWithAndWithoutAlignedRows)
       codegen::LoweredFunction f = lower(p, compile_schedule(sched, "s.sched", p));
       auto jit = codegen::JitCompiler::create();
       auto fn = jit->compile(f);
-      EXPECT_NE(jit->llvm_ir(f, false).find("!nontemporal"), std::string::npos) << sched;
+      const std::string ir = jit->llvm_ir(f, false);
+      EXPECT_NE(ir.find("!nontemporal"), std::string::npos) << sched;
+      // Taken at run time only above the threshold, and fenced before returning.
+      EXPECT_NE(ir.find(std::to_string(codegen::kStreamingStoreBytes)), std::string::npos);
+      EXPECT_NE(ir.find("fence seq_cst"), std::string::npos) << sched;
       Buffer out = run_lowered(*fn, f, p, {{"in", in}}, {}, {width, height});
       const float* got = out.data_as<float>();
       int64_t wrong = 0;
@@ -239,6 +243,13 @@ TEST(StreamingStores, LargeOutputsAreWrittenCompletelyWithAndWithoutAlignedRows)
       EXPECT_EQ(wrong, 0);
     }
   }
+  // Vectors narrower than a cache line never stream: no such store and no fence to pay.
+  Pipeline p = compile_pipeline(
+      "pipeline s\ninput in : f32[x, y]\nfunc out(x, y) = in(x, y) * 2\noutput out\n", "s.stp");
+  codegen::LoweredFunction f = lower(p, compile_schedule("out.vectorize(x, 4)", "s.sched", p));
+  const std::string ir = codegen::JitCompiler::create()->llvm_ir(f, false);
+  EXPECT_EQ(ir.find("!nontemporal"), std::string::npos);
+  EXPECT_EQ(ir.find("fence"), std::string::npos);
 }
 
 TEST(VectorReduction, VersionedInputRowsMatchTheEvaluatorAtEveryEdge) {
