@@ -66,4 +66,18 @@ TEST(RuntimeAlloc, BlocksCrossThreadsAndLargeOnesAreNotKept) {
   for (void* q : many) stipple_free(q);
 }
 
+#if defined(__SANITIZE_ADDRESS__)
+TEST(RuntimeAllocDeathTest, ACachedBlockIsPoisonedUnderAsan) {
+  // The cache keeps freed blocks instead of handing them back to the C library; ASan must
+  // still report a write after stipple_free.
+  EXPECT_DEATH(
+      {
+        auto* p = static_cast<volatile char*>(stipple_malloc(100));
+        stipple_free(const_cast<char*>(p));
+        p[10] = 1;
+      },
+      "use-after-poison");
+}
+#endif
+
 }  // namespace
