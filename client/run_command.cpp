@@ -106,7 +106,8 @@ int run(const RunOptions& opt) {
     lowered = lower(p, schedule);
     jit = codegen::JitCompiler::create();
     compiled = jit->compile(lowered);
-    spdlog::info("compiled in {:.1f} ms", compiled->stats().total_ms);
+    spdlog::info("compiled in {:.1f} ms; parallel loops run on {} thread(s)",
+                 compiled->stats().total_ms, ThreadPool::global_threads());
     compute = [&, extents] { return run_lowered(*compiled, lowered, p, inputs, params, extents); };
   }
 

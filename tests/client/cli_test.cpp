@@ -184,6 +184,7 @@ TEST_F(Cli, NativeRunUnderAScheduleEqualsTheEvaluator) {
   ASSERT_EQ(native.exit_code, 0) << native.output;
   EXPECT_NE(native.output.find("as native code"), std::string::npos) << native.output;
   EXPECT_NE(native.output.find("median of 3 runs: "), std::string::npos) << native.output;
+  EXPECT_NE(native.output.find("run on 1 thread(s)"), std::string::npos) << native.output;
   Result interp =
       run("run " + stp + " --interp --input in=" + photo + " --output " + path("interp.png"));
   ASSERT_EQ(interp.exit_code, 0) << interp.output;
