@@ -18,6 +18,7 @@
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
+#include "compiler_core/perforation/apply_perforation.h"
 #include "compiler_core/runtime/thread_pool.h"
 #include "compiler_core/schedule/schedule_checker.h"
 
@@ -94,11 +95,15 @@ int run(const RunOptions& opt) {
   std::unique_ptr<codegen::JitCompiler> jit;
   std::unique_ptr<codegen::CompiledFunction> compiled;
   codegen::LoweredFunction lowered;
+  Schedule schedule = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
+  Pipeline reference;
   if (opt.interp) {
+    // The evaluator computes what the schedule's approximations compute (its loop
+    // directives do not change values).
+    reference = perforation::apply_perforation(p, schedule).pipeline;
     spdlog::info("evaluating {} with the reference evaluator", p.name);
-    compute = [&] { return evaluate_pipeline(p, inputs, params); };
+    compute = [&] { return evaluate_pipeline(reference, inputs, params); };
   } else {
-    Schedule schedule = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
     std::vector<int64_t> extents = output_extents(p, inputs, params);
     spdlog::info("compiling {} under {}", p.name,
                  opt.schedule.empty() ? std::string("the default schedule") : opt.schedule);
@@ -158,10 +163,10 @@ CommandRunner add_run_command(CLI::App& app) {
   cmd->add_option("--compare", opt->compare,
                   "a reference image of the same shape: print mean Lab dE, RMSE, PSNR and max "
                   "error against it");
-  CLI::Option* schedule = cmd->add_option("-s,--schedule", opt->schedule,
-                                          "a .sched file; without it the default schedule");
-  cmd->add_flag("--interp", opt->interp, "use the reference evaluator instead of native code")
-      ->excludes(schedule);
+  cmd->add_option("-s,--schedule", opt->schedule, "a .sched file; without it the default schedule");
+  cmd->add_flag("--interp", opt->interp,
+                "use the reference evaluator instead of native code (with --schedule, of "
+                "the schedule's approximations)");
   cmd->add_option("--time", opt->time_runs,
                   "after the first run, run N more times and print the median time")
       ->check(CLI::Range(1, 100000));

@@ -170,7 +170,7 @@ LoopLevel decode_level(const proto::LoopLevel& m, bool store) {
   }
 }
 
-Directive decode_directive(const proto::Directive& m) {
+Directive decode_directive(const proto::Directive& m, int stage) {
   Directive d;
   require_identifier(m.name(), "directive name");
   d.name = m.name();
@@ -178,8 +178,10 @@ Directive decode_directive(const proto::Directive& m) {
   int bad = -1;
   std::string problem = directive_shape_error(d, &bad);
   if (!problem.empty()) fail(problem);
-  if (find_directive_spec(d.name)->scope != DirectiveScope::Stage) {
-    fail(d.name + " is a level, not a stage directive");
+  DirectiveScope scope = find_directive_spec(d.name)->scope;
+  if (scope == DirectiveScope::Func) fail(d.name + " is a level, not a stage directive");
+  if (scope == DirectiveScope::Approximation && stage != 0) {
+    fail(d.name + " applies to the whole func; it belongs to stage 0");
   }
   return d;
 }
@@ -228,7 +230,7 @@ Schedule from_proto(const proto::Schedule& m) {
         fail("stage " + std::to_string(st.stage()) + " without directives");
       StageSchedule& out = fs.stages[st.stage()];
       for (const proto::Directive& d : st.directives())
-        out.directives.push_back(decode_directive(d));
+        out.directives.push_back(decode_directive(d, st.stage()));
     }
     if (!fs.compute && !fs.store && fs.stages.empty())
       fail("func " + shown(f.func()) + " with nothing scheduled");

@@ -6,10 +6,27 @@
 #include "compiler_core/lowering/schedule_functions.h"
 #include "compiler_core/lowering/sliding_window.h"
 #include "compiler_core/lowering/storage_folding.h"
+#include "compiler_core/perforation/apply_perforation.h"
+#include "compiler_core/schedule/approximation.h"
+#include "compiler_core/schedule/schedule_checker.h"
 
 namespace stipple {
 
-codegen::LoweredFunction lower(const Pipeline& p, const Schedule& s) {
+codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approximated) {
+  // Approximations first: everything below sees an ordinary pipeline and schedule.
+  perforation::PerforatedPipeline perforated =
+      perforation::apply_perforation(original, approximated);
+  const Pipeline& p = perforated.pipeline;
+  const Schedule& s = perforated.schedule;
+  if (has_approximation(approximated)) {
+    try {
+      check_schedule(s, p);
+    } catch (const CompileError& e) {
+      throw UserError(std::string("the schedule is legal, but not once its approximations are "
+                                  "applied: ") +
+                      e.what());
+    }
+  }
   const Func* out = p.find_func(p.output.func);
   STIPPLE_INTERNAL_CHECK(out, "no output func '" + p.output.func + "'");
   codegen::LoweredFunction f;

@@ -75,7 +75,7 @@ std::vector<const Func*> consumers_first(const Pipeline& p) {
 class Generator {
  public:
   Generator(const Pipeline& p, std::mt19937_64& rng, const RandomScheduleOptions& o)
-      : p_(p), rng_(rng), o_(o), source_("", "<random schedule>") {}
+      : p_(p), rng_(rng), o_(o), source_("", "<random schedule>"), s_(o.base) {}
 
   Schedule run() {
     std::vector<const Func*> order = consumers_first(p_);

@@ -21,6 +21,10 @@ struct RandomScheduleOptions {
   /// compute_at level also gets a different store level.
   double level_probability = 0.7;
   double store_probability = 0.5;
+  /// A schedule to build on, kept as it is: approximation directives (approximation.h),
+  /// so that the levels and loops drawn are legal with them in place. It must pass
+  /// check_schedule on its own.
+  Schedule base;
 };
 
 /// A random schedule that check_schedule accepts for p.

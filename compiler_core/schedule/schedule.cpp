@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "compiler_core/ir/error.h"
+#include "compiler_core/schedule/approximation.h"
 
 namespace stipple {
 
@@ -131,6 +132,25 @@ const std::vector<DirectiveSpec>& specs() {
       {"vectorize", DirectiveScope::Stage, {S::Name, S::Int}, {}, false, "vectorize(loop, width)"},
       {"parallel", DirectiveScope::Stage, {S::Name}, {}, false, "parallel(loop)"},
       {"unroll", DirectiveScope::Stage, {S::Name, S::Int}, {}, false, "unroll(loop, factor)"},
+      {"perforate",
+       DirectiveScope::Approximation,
+       {S::Any},
+       {S::Any, S::Name},
+       false,
+       "perforate(sampling[, reconstruction[, on_demand | precomputed]])"},
+      {"perforate_reduction",
+       DirectiveScope::Approximation,
+       {S::Name, S::Any},
+       {},
+       false,
+       "perforate_reduction(r, grid(s)) or perforate_reduction(r, fraction(p))"},
+      {"channels", DirectiveScope::Approximation, {S::Int}, {}, false, "channels(count)"},
+      {"loop_perforate",
+       DirectiveScope::Approximation,
+       {S::Name, S::Any},
+       {},
+       false,
+       "loop_perforate(var, stride(s)) or loop_perforate(var, truncate(fraction, first | last))"},
   };
   return kDirectiveSpecs;
 }
@@ -238,7 +258,9 @@ LoopLevel effective_compute_level(const Schedule& s, const Pipeline& p, const Fu
   if (f.name == p.output.func) return LoopLevel::root();
   const FuncSchedule* fs = s.find(f.name);
   if (fs && fs->compute) return *fs->compute;
-  return f.updates.empty() ? LoopLevel::inlined() : LoopLevel::root();
+  // A perforated func keeps its samples (approximation.h).
+  if (f.updates.empty() && !stores_samples(s, f)) return LoopLevel::inlined();
+  return LoopLevel::root();
 }
 
 LoopLevel effective_store_level(const Schedule& s, const Pipeline& p, const Func& f) {

@@ -122,6 +122,10 @@ struct Schedule {
 enum class DirectiveScope : uint8_t {
   Func,   // compute_root, compute_at, ...: sets a level of the whole func
   Stage,  // split, tile, ...: transforms one stage's loops
+  /// perforate, channels, ...: changes what the func computes (approximation.h). Kept
+  /// in stage 0's directives, in the order written, so that the text form and the proto
+  /// carry them as they carry stage directives; only on the pure definition's line.
+  Approximation,
 };
 
 /// What one argument position accepts.

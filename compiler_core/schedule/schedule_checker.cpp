@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "compiler_core/ir/ir_visitor.h"
+#include "compiler_core/schedule/approximation.h"
 #include "compiler_core/schedule/schedule_loops.h"
 #include "compiler_core/schedule/schedule_parser.h"
 
@@ -148,11 +149,34 @@ class ScheduleChecker {
       std::string fix = "; give it compute_root() or compute_at(...)";
       if (fs.store)
         error(fs.store->loc, q(name) + " is inlined, so it has no storage to place" + fix);
-      if (!fs.stages.empty()) {
-        const StageSchedule& st = fs.stages.begin()->second;
-        error(st.directives.front().loc,
-              q(name) + " is inlined, so it has no loops to schedule" + fix);
+      for (const auto& [stage, st] : fs.stages) {
+        for (const Directive& d : st.directives) {
+          if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) continue;
+          error(d.loc, q(name) + " is inlined, so it has no loops to schedule" + fix);
+        }
       }
+    }
+    check_approximation(*f, fs);
+  }
+
+  // What compiler_core/perforation/ implements so far; the rest of the model is read
+  // and checked, and rejected here with the reason.
+  void check_approximation(const Func& f, const FuncSchedule& fs) {
+    FuncApproximation a = func_approximation(s_, p_, f, source_);
+    if (a.stores_samples() && fs.compute && fs.compute->kind == LevelKind::Inline) {
+      error(fs.compute->loc, q(f.name) +
+                                 " is perforated, so its computed points are stored; it cannot "
+                                 "be inlined");
+    }
+    if (a.perforation && a.perforation->sampling != SamplingKind::Grid) {
+      error(a.perforation->loc, std::string(sampling_kind_name(a.perforation->sampling)) +
+                                    " sampling is not implemented yet; use grid(...)");
+    }
+    if (a.perforation && a.perforation->reconstruction != ReconstructionKind::Nearest &&
+        a.perforation->reconstruction != ReconstructionKind::Linear) {
+      error(a.perforation->loc,
+            std::string(reconstruction_kind_name(a.perforation->reconstruction)) +
+                " reconstruction is not implemented yet; use nearest or linear");
     }
   }
 

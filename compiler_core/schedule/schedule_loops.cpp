@@ -371,6 +371,8 @@ StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& 
   auto it = fs->stages.find(stage);
   if (it == fs->stages.end()) return nest;
   for (const Directive& d : it->second.directives) {
+    // Approximations change the func's definition, not its loops (approximation.h).
+    if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) continue;
     apply_stage_directive(nest, f, stage, f.name == p.output.func, d, source);
   }
   return nest;

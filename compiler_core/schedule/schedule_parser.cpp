@@ -189,6 +189,9 @@ class ScheduleParser : private TokenCursor {
       if (d.name == "store_at") return set_level(fs.store, level_from(d), func, "store");
       STIPPLE_INTERNAL_CHECK(false, "func directive " + d.name + " not handled by the parser");
     }
+    if (spec->scope == DirectiveScope::Approximation && stage > 0) {
+      error(d.loc, d.name + " applies to the whole func; put it on a line without update(...)");
+    }
     StageSchedule& st = fs.stages[stage];
     if (st.directives.empty()) st.loc = stage_loc;
     st.directives.push_back(std::move(d));

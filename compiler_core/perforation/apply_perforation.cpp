@@ -1,0 +1,350 @@
+// Image perforation as a pipeline rewrite (apply_perforation.h).
+#include "compiler_core/perforation/apply_perforation.h"
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_mutator.h"
+#include "compiler_core/ir/substitute.h"
+#include "compiler_core/perforation/grid_reconstruction.h"
+#include "compiler_core/perforation/reduction_perforation.h"
+#include "compiler_core/schedule/approximation.h"
+
+namespace stipple::perforation {
+
+std::string output_samples_name(const std::string& output) { return output + "$samples"; }
+
+namespace {
+
+Expr i32(int64_t v) { return IntImm::make(Int32(), v); }
+
+Expr zero_of(Type t) { return t.is_float() ? FloatImm::make(t, 0.0) : IntImm::make(t, 0); }
+
+std::vector<Expr> pure_vars(const Func& f) {
+  std::vector<Expr> vars;
+  for (const std::string& a : f.args) vars.push_back(Variable::make(a));
+  return vars;
+}
+
+// The spacing along dimension d of the points f computes (1: every point).
+int64_t computed_spacing(const FuncApproximation& a, const Func& f, size_t d) {
+  if (a.perforation) return a.perforation->spacing[d];
+  for (const LoopPerforation& l : a.loops) {
+    if (!l.reduction && l.kind == LoopPerforationKind::Stride && l.var == f.args[d])
+      return l.stride;
+  }
+  return 1;
+}
+
+// How reads of one approximated func are rewritten.
+struct ReadRule {
+  const Func* func = nullptr;  // the original definition
+  FuncApproximation approximation;
+  std::string samples;  // the func holding the computed points
+  std::string dense;    // precomputed reconstruction, or empty
+};
+
+class Rewriter {
+ public:
+  Rewriter(const Pipeline& p, const PerforationOptions& options, CongruenceProver* prover)
+      : p_(p), prover_(options.congruence ? prover : nullptr) {}
+
+  // The value of the approximated func at `args`: what its readers see.
+  Expr read(const ReadRule& r, const std::vector<Expr>& args) const {
+    return with_channels(r, args, [&](const std::vector<Expr>& a) {
+      if (!r.dense.empty()) return Call::make(r.func->type, r.dense, a, CallType::Func);
+      return points(r, a);
+    });
+  }
+
+  // The reconstruction alone (the definition of a precomputed f$dense).
+  Expr points(const ReadRule& r, const std::vector<Expr>& args) const {
+    const FuncApproximation& a = r.approximation;
+    if (a.perforation) {
+      GridSamples g{r.samples, r.func->type, a.perforation->spacing, a.perforation->reconstruction};
+      return reconstruct_from_grid(g, args, prover_);
+    }
+    Expr keep;
+    std::vector<Expr> index = args;
+    for (const LoopPerforation& l : a.loops) {
+      if (l.reduction) continue;
+      size_t d = dim_of(*r.func, l.var);
+      Expr cond;
+      if (l.kind == LoopPerforationKind::Stride) {
+        cond = EQ::make(Mod::make(args[d], i32(l.stride)), i32(0));
+        index[d] = Div::make(args[d], i32(l.stride));
+      } else {
+        Expr extent = p_.output.extents[d];
+        Expr skipped = Cast::make(Int32(), Mul::make(Cast::make(Float32(), extent),
+                                                     FloatImm::make(Float32(), l.fraction)));
+        if (l.kind == LoopPerforationKind::TruncateLast) {
+          Expr last = Sub::make(Sub::make(extent, skipped), i32(1));
+          cond = LE::make(args[d], last);
+          index[d] = Min::make(args[d], last);
+        } else {
+          cond = GE::make(args[d], skipped);
+          index[d] = Max::make(args[d], skipped);
+        }
+      }
+      keep = keep.defined() ? And::make(keep, cond) : cond;
+    }
+    Expr value = Call::make(r.func->type, r.samples, index, CallType::Func);
+    return keep.defined() ? Select::make(keep, value, zero_of(r.func->type)) : value;
+  }
+
+  Expr with_channels(const ReadRule& r, const std::vector<Expr>& args,
+                     const std::function<Expr(const std::vector<Expr>&)>& inner) const {
+    if (!r.approximation.channels) return inner(args);
+    const InputDecl* source = channel_source(p_, *r.func);
+    STIPPLE_INTERNAL_CHECK(source, "no channel source for " + r.func->name);
+    const size_t last = args.size() - 1;
+    const int64_t c = *r.approximation.channels;
+    std::vector<Expr> computed = args;
+    computed[last] = Min::make(args[last], i32(c - 1));
+    return Select::make(LT::make(args[last], i32(c)), inner(computed),
+                        Call::make(source->type, source->name, args, CallType::Input));
+  }
+
+ private:
+  static size_t dim_of(const Func& f, const std::string& var) {
+    for (size_t d = 0; d < f.args.size(); ++d) {
+      if (f.args[d] == var) return d;
+    }
+    STIPPLE_INTERNAL_CHECK(false, "'" + f.name + "' has no variable " + var);
+  }
+
+  const Pipeline& p_;
+  CongruenceProver* prover_;
+};
+
+// Rewrites every read of an approximated func by its rule; the arguments first, and the
+// rewritten read is not visited again (it reads the samples, by the same name).
+class RewriteReads : public IRMutator {
+ public:
+  RewriteReads(const Rewriter& rewriter, const std::map<std::string, ReadRule>& rules)
+      : rewriter_(rewriter), rules_(rules) {}
+
+  using IRMutator::visit;
+
+  Expr visit(const Call* op) override {
+    bool changed = false;
+    std::vector<Expr> args = mutate_exprs(op->args, &changed);
+    if (op->call_type == CallType::Func) {
+      auto it = rules_.find(op->name);
+      if (it != rules_.end()) return rewriter_.read(it->second, args);
+    }
+    if (!changed) return op;
+    if (op->call_type == CallType::Intrinsic) return Call::make_intrinsic(op->intrinsic, args);
+    return Call::make(op->type, op->name, args, op->call_type);
+  }
+
+ private:
+  const Rewriter& rewriter_;
+  const std::map<std::string, ReadRule>& rules_;
+};
+
+Schedule without_approximations(const Schedule& s) {
+  Schedule t = s;
+  for (auto it = t.funcs.begin(); it != t.funcs.end();) {
+    FuncSchedule& fs = it->second;
+    for (auto st = fs.stages.begin(); st != fs.stages.end();) {
+      auto& ds = st->second.directives;
+      ds.erase(std::remove_if(ds.begin(), ds.end(),
+                              [](const Directive& d) {
+                                return find_directive_spec(d.name)->scope ==
+                                       DirectiveScope::Approximation;
+                              }),
+               ds.end());
+      st = ds.empty() ? fs.stages.erase(st) : std::next(st);
+    }
+    bool empty = !fs.compute && !fs.store && fs.stages.empty();
+    it = empty ? t.funcs.erase(it) : std::next(it);
+  }
+  return t;
+}
+
+Directive directive(const std::string& name, std::vector<ScheduleArg> args) {
+  Directive d;
+  d.name = name;
+  d.args = std::move(args);
+  return d;
+}
+
+// The output's reconstruction (recon.back() is the output): rows of 32 in parallel, the
+// channels inside them, vectorised along the first dimension; the separable stages
+// before it computed per row chunk (and channel), so that each row of samples is
+// interpolated along the first dimension once per chunk rather than once per output row.
+void schedule_output_reconstruction(Schedule& t, const Func& f, const std::vector<Func>& recon) {
+  const std::vector<std::string>& v = f.args;
+  FuncSchedule last;
+  std::vector<Directive>& ds = last.stages[0].directives;
+  std::string inner = v[0];
+  if (v.size() >= 2) {
+    const std::string rows = v[1] + "$i";
+    ds.push_back(directive("split", {ScheduleArg::make_name(v[1]), ScheduleArg::make_name(v[1]),
+                                     ScheduleArg::make_name(rows), ScheduleArg::make_int(32)}));
+    inner = v[1];
+    if (v.size() == 3) {
+      ds.push_back(directive("reorder", {ScheduleArg::make_name(rows), ScheduleArg::make_name(v[2]),
+                                         ScheduleArg::make_name(v[1])}));
+      inner = v[2];
+    }
+    ds.push_back(directive("parallel", {ScheduleArg::make_name(v[1])}));
+  }
+  ds.push_back(directive("vectorize", {ScheduleArg::make_name(v[0]), ScheduleArg::make_int(16)}));
+  const std::string& out = recon.back().name;
+  for (size_t i = 0; i + 1 < recon.size(); ++i) {
+    FuncSchedule fs;
+    fs.compute = v.size() >= 2 ? LoopLevel::at(out, 0, inner) : LoopLevel::root();
+    fs.stages[0].directives.push_back(
+        directive("vectorize", {ScheduleArg::make_name(v[0]), ScheduleArg::make_int(16)}));
+    t.funcs[recon[i].name] = std::move(fs);
+  }
+  t.funcs[out] = std::move(last);
+}
+
+}  // namespace
+
+PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
+                                     const PerforationOptions& options, CongruenceProver* prover) {
+  if (!has_approximation(s)) return {p, s};
+  std::unique_ptr<CongruenceProver> own;
+  if (!prover && options.congruence) {
+    own = std::make_unique<CongruenceProver>();
+    prover = own.get();
+  }
+  const SourceText no_source("", s.file_name);
+  std::map<std::string, FuncApproximation> approximations;
+  for (const Func& f : p.funcs) {
+    FuncApproximation a = func_approximation(s, p, f, no_source);
+    if (!a.empty()) approximations[f.name] = std::move(a);
+  }
+
+  PerforatedPipeline result{p, without_approximations(s)};
+  Pipeline& q = result.pipeline;
+  Schedule& t = result.schedule;
+  const std::string& out = p.output.func;
+
+  // The rules, from the original definitions.
+  std::map<std::string, ReadRule> rules;
+  for (const auto& [name, a] : approximations) {
+    if (!a.stores_samples() && !a.channels) continue;
+    ReadRule r;
+    r.func = p.find_func(name);
+    r.approximation = a;
+    r.samples = name == out ? output_samples_name(out) : name;
+    if (a.perforation && !a.perforation->on_demand && name != out) r.dense = name + "$dense";
+    rules[name] = std::move(r);
+  }
+  Rewriter rewriter(p, options, prover);
+
+  // Definitions: perforated reductions, computed points, rewritten reads.
+  RewriteReads rewrite_reads(rewriter, rules);
+  for (Func& f : q.funcs) {
+    auto a = approximations.find(f.name);
+    if (a != approximations.end()) {
+      f.value = perforate_reductions(f.value, a->second.reductions, a->second.loops);
+      std::map<std::string, Expr> scaled;
+      for (size_t d = 0; d < f.args.size(); ++d) {
+        int64_t spacing = computed_spacing(a->second, f, d);
+        if (spacing > 1) scaled[f.args[d]] = Mul::make(Variable::make(f.args[d]), i32(spacing));
+      }
+      f.value = substitute(f.value, scaled);
+    }
+    f.value = rewrite_reads.mutate(f.value);
+    for (UpdateDef& u : f.updates) {
+      for (Expr& e : u.args) e = rewrite_reads.mutate(e);
+      u.value = rewrite_reads.mutate(u.value);
+      for (ReductionVariable& rv : u.domain) {
+        rv.min = rewrite_reads.mutate(rv.min);
+        rv.max = rewrite_reads.mutate(rv.max);
+      }
+    }
+  }
+
+  // Schedules of the computed points: realised, at root unless set.
+  for (const auto& [name, a] : approximations) {
+    if (a.stores_samples()) {
+      FuncSchedule& fs = t.funcs[name];
+      if (!fs.compute) fs.compute = LoopLevel::root();
+    }
+  }
+
+  std::set<std::string> output_reconstruction;  // its schedule names the new output's loops
+  for (const auto& [name, r] : rules) {
+    const Func& f = *r.func;
+    if (name == out) {
+      // The output's points move to <out>$samples with the output's schedule; the output
+      // becomes what readers would see.
+      const std::string samples = r.samples;
+      for (Func& g : q.funcs) {
+        if (g.name == out) g.name = samples;
+      }
+      std::vector<Func> recon;
+      if (r.approximation.perforation) {
+        const Perforation& pf = *r.approximation.perforation;
+        GridSamples g{samples, f.type, pf.spacing, pf.reconstruction};
+        const std::string last = r.approximation.channels ? out + "$recon" : out;
+        recon = dense_reconstruction(g, f.args, last);
+        if (r.approximation.channels) {
+          Func channels;
+          channels.name = out;
+          channels.args = f.args;
+          channels.type = f.type;
+          channels.value = rewriter.with_channels(r, pure_vars(f), [&](const std::vector<Expr>& a) {
+            return Call::make(f.type, last, a, CallType::Func);
+          });
+          recon.push_back(std::move(channels));
+        }
+      } else {
+        Func dense;
+        dense.name = out;
+        dense.args = f.args;
+        dense.type = f.type;
+        dense.value = rewriter.read(r, pure_vars(f));
+        recon.push_back(std::move(dense));
+      }
+
+      FuncSchedule moved = t.funcs.count(out) ? t.funcs[out] : FuncSchedule{};
+      moved.compute = LoopLevel::root();
+      moved.store.reset();
+      t.funcs.erase(out);
+      t.funcs[samples] = std::move(moved);
+      schedule_output_reconstruction(t, f, recon);
+      for (Func& g : recon) {
+        output_reconstruction.insert(g.name);
+        q.funcs.push_back(std::move(g));
+      }
+    } else if (!r.dense.empty()) {
+      const Perforation& pf = *r.approximation.perforation;
+      GridSamples g{name, f.type, pf.spacing, pf.reconstruction};
+      // The reconstruction is computed where f was asked to be (f, its samples, is
+      // computed there too, first).
+      FuncSchedule fs;
+      fs.compute = effective_compute_level(s, p, f);
+      if (!(effective_store_level(s, p, f) == *fs.compute))
+        fs.store = effective_store_level(s, p, f);
+      for (Func& d : dense_reconstruction(g, f.args, r.dense)) {
+        t.funcs[d.name] = fs;
+        q.funcs.push_back(std::move(d));
+      }
+    }
+  }
+  // A level that named the output's loops names <out>$samples' now.
+  if (rules.count(out)) {
+    for (auto& [g, fs] : t.funcs) {
+      for (std::optional<LoopLevel>* l : {&fs.compute, &fs.store}) {
+        if (*l && (*l)->kind == LevelKind::At && (*l)->func == out &&
+            !output_reconstruction.count(g)) {
+          (*l)->func = output_samples_name(out);
+        }
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace stipple::perforation

@@ -1,0 +1,451 @@
+// Reading and checking approximation directives (approximation.h).
+#include "compiler_core/schedule/approximation.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/ir/ir_visitor.h"
+#include "compiler_core/schedule/schedule_printer.h"
+
+namespace stipple {
+
+const char* sampling_kind_name(SamplingKind k) {
+  switch (k) {
+    case SamplingKind::Grid: return "grid";
+    case SamplingKind::Adaptive: return "adaptive";
+    case SamplingKind::Importance: return "importance";
+  }
+  return "?";
+}
+
+const char* reconstruction_kind_name(ReconstructionKind k) {
+  switch (k) {
+    case ReconstructionKind::Nearest: return "nearest";
+    case ReconstructionKind::Linear: return "linear";
+    case ReconstructionKind::Gaussian: return "gaussian";
+    case ReconstructionKind::VaryingGaussian: return "varying_gaussian";
+  }
+  return "?";
+}
+
+bool FuncApproximation::stores_samples() const {
+  if (perforation) return true;
+  return std::any_of(loops.begin(), loops.end(),
+                     [](const LoopPerforation& l) { return !l.reduction; });
+}
+
+namespace {
+
+// The reduction variables of the Reduce nodes of an expression.
+class ReductionVars : public IRVisitor {
+ public:
+  std::set<std::string> names;
+  using IRVisitor::visit;
+  void visit(const Reduce* op) override {
+    for (const ReductionVariable& rv : op->domain) names.insert(rv.name);
+    IRVisitor::visit(op);
+  }
+};
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+class ApproximationReader {
+ public:
+  ApproximationReader(const Pipeline& p, const Func& f, const SourceText& source)
+      : p_(p), f_(f), source_(source) {
+    ReductionVars rv;
+    f.value.accept(&rv);
+    reduction_vars_ = rv.names;
+  }
+
+  FuncApproximation read(const StageSchedule& st) {
+    FuncApproximation a;
+    for (const Directive& d : st.directives) {
+      if (find_directive_spec(d.name)->scope != DirectiveScope::Approximation) continue;
+      if (!f_.updates.empty()) {
+        error(d.loc, d.name + " applies to funcs without update definitions; " + q(f_.name) +
+                         " has " + std::to_string(f_.updates.size()));
+      }
+      if (d.name == "perforate") {
+        if (a.perforation) error(d.loc, q(f_.name) + " is perforated twice; perforate it once");
+        a.perforation = perforate(d);
+      } else if (d.name == "perforate_reduction") {
+        a.reductions.push_back(perforate_reduction(d, a));
+      } else if (d.name == "channels") {
+        if (a.channels) error(d.loc, "the channels of " + q(f_.name) + " are set twice");
+        a.channels = channels(d);
+        a.channels_loc = d.loc;
+      } else if (d.name == "loop_perforate") {
+        a.loops.push_back(loop_perforate(d, a));
+      } else {
+        STIPPLE_INTERNAL_CHECK(false, "approximation directive " + d.name + " not read");
+      }
+    }
+    for (const LoopPerforation& l : a.loops) {
+      if (!l.reduction && a.perforation) {
+        error(l.loc,
+              "loop_perforate of a pure variable and perforate both choose which points "
+              "of " +
+                  q(f_.name) + " are computed; use one of them");
+      }
+    }
+    return a;
+  }
+
+ private:
+  [[noreturn]] void error(SourceLoc loc, const std::string& message) const {
+    source_.error(loc, message);
+  }
+
+  // Binds a call's arguments (positional, then name = value) to its parameters; absent
+  // ones are nullptr.
+  std::vector<const ScheduleArg*> bind(const ScheduleArg& call,
+                                       const std::vector<std::string>& params,
+                                       const std::string& usage) const {
+    std::vector<const ScheduleArg*> bound(params.size(), nullptr);
+    bool keywords = false;
+    for (size_t i = 0; i < call.args.size(); ++i) {
+      const ScheduleArg& a = call.args[i];
+      if (a.kind == ScheduleArgKind::Keyword) {
+        keywords = true;
+        auto it = std::find(params.begin(), params.end(), a.name);
+        if (it == params.end()) {
+          error(a.loc, call.name + " has no parameter " + q(a.name) + ": " + usage);
+        }
+        size_t k = static_cast<size_t>(it - params.begin());
+        if (bound[k]) error(a.loc, q(a.name) + " is given twice: " + usage);
+        bound[k] = &a.args[0];
+        continue;
+      }
+      if (keywords) error(a.loc, "a positional argument after name = value: " + usage);
+      if (i >= params.size()) {
+        error(a.loc, call.name + " takes at most " + std::to_string(params.size()) + " argument" +
+                         (params.size() == 1 ? "" : "s") + ": " + usage);
+      }
+      bound[i] = &a;
+    }
+    return bound;
+  }
+
+  const ScheduleArg& required(const std::vector<const ScheduleArg*>& bound, size_t i,
+                              const ScheduleArg& call, const std::string& param,
+                              const std::string& usage) const {
+    if (!bound[i]) error(call.loc, call.name + " needs " + q(param) + ": " + usage);
+    return *bound[i];
+  }
+
+  int64_t integer(const ScheduleArg& a, const std::string& what, int64_t lo, int64_t hi) const {
+    if (a.kind != ScheduleArgKind::Int) error(a.loc, what + " must be an integer");
+    if (a.int_value < lo || a.int_value > hi) {
+      error(a.loc, what + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                       ", found " + std::to_string(a.int_value));
+    }
+    return a.int_value;
+  }
+
+  // A number in (lo, hi] (or [lo, hi] when lo_inclusive).
+  double number(const ScheduleArg& a, const std::string& what, double lo, double hi,
+                bool lo_inclusive) const {
+    double v = 0;
+    if (a.kind == ScheduleArgKind::Int) {
+      v = static_cast<double>(a.int_value);
+    } else if (a.kind == ScheduleArgKind::Float) {
+      v = a.float_value;
+    } else {
+      error(a.loc, what + " must be a number");
+    }
+    bool ok = std::isfinite(v) && (lo_inclusive ? v >= lo : v > lo) && v <= hi;
+    if (!ok) {
+      error(a.loc, what + " must be in " + std::string(lo_inclusive ? "[" : "(") +
+                       format_number(lo) + ", " + format_number(hi) + "], found " + to_string(a));
+    }
+    return v;
+  }
+
+  static std::string format_number(double v) {
+    std::string s = std::to_string(v);
+    while (s.size() > 1 && s.back() == '0') s.pop_back();
+    if (!s.empty() && s.back() == '.') s.pop_back();
+    return s;
+  }
+
+  const ScheduleArg& call_arg(const Directive& d, size_t i, const std::string& what,
+                              const std::string& choices) const {
+    const ScheduleArg& a = d.args[i];
+    if (a.kind != ScheduleArgKind::Call && a.kind != ScheduleArgKind::Name) {
+      error(a.loc, what + " of " + d.name + " must be one of " + choices);
+    }
+    return a;
+  }
+
+  Perforation perforate(const Directive& d) const {
+    Perforation p;
+    p.loc = d.loc;
+    const std::string choices = "grid(s1, ..., sk), adaptive(k, f), importance(f)";
+    const ScheduleArg& s = call_arg(d, 0, "the sampling", choices);
+    const int dims = static_cast<int>(f_.args.size());
+    if (s.name == "grid") {
+      p.sampling = SamplingKind::Grid;
+      const std::string usage = "grid(s1, ..., sk), one spacing per dimension of " + q(f_.name);
+      if (s.kind != ScheduleArgKind::Call || s.args.empty()) {
+        error(s.loc, "grid needs a spacing: " + usage);
+      }
+      if (static_cast<int>(s.args.size()) > dims) {
+        error(s.args[dims].loc, q(f_.name) + " has " + std::to_string(dims) + " dimension" +
+                                    (dims == 1 ? "" : "s") + ", so grid takes at most " +
+                                    std::to_string(dims) + " spacings");
+      }
+      for (size_t i = 0; i < s.args.size(); ++i) {
+        if (s.args[i].kind == ScheduleArgKind::Keyword) {
+          error(s.args[i].loc, "grid takes spacings only: " + usage);
+        }
+        p.spacing.push_back(integer(s.args[i], "a grid spacing", 1, 4096));
+      }
+      p.spacing.resize(static_cast<size_t>(dims), 1);
+    } else if (s.name == "adaptive" || s.name == "importance") {
+      bool adaptive = s.name == "adaptive";
+      p.sampling = adaptive ? SamplingKind::Adaptive : SamplingKind::Importance;
+      const std::string usage =
+          adaptive ? "adaptive(k = spacing, f = fraction)" : "importance(f = fraction)";
+      if (dims < 2) {
+        error(s.loc, s.name + " sampling places points in two dimensions; " + q(f_.name) + " has " +
+                         std::to_string(dims));
+      }
+      if (s.kind != ScheduleArgKind::Call) error(s.loc, s.name + " needs arguments: " + usage);
+      std::vector<std::string> params =
+          adaptive ? std::vector<std::string>{"k", "f"} : std::vector<std::string>{"f"};
+      auto bound = bind(s, params, usage);
+      if (adaptive) {
+        p.k = integer(required(bound, 0, s, "k", usage), "adaptive's k", 2, 64);
+        p.fraction = number(required(bound, 1, s, "f", usage), "adaptive's f", 0, 1, false);
+      } else {
+        p.fraction = number(required(bound, 0, s, "f", usage), "importance's f", 0, 1, false);
+      }
+      p.reconstruction = ReconstructionKind::VaryingGaussian;
+      p.on_demand = false;
+    } else {
+      error(s.loc, "unknown sampling " + q(s.name) + "; the samplings are " + choices);
+    }
+
+    if (d.args.size() > 1) reconstruction(d.args[1], p);
+    if (d.args.size() > 2) {
+      const ScheduleArg& m = d.args[2];
+      if (m.name == "on_demand") {
+        if (p.sampling != SamplingKind::Grid) {
+          error(m.loc,
+                "on-demand reconstruction needs grid sampling (irregular samples are "
+                "reconstructed once, image-perforation.txt §3.3)");
+        }
+        if (p.reconstruction != ReconstructionKind::Nearest &&
+            p.reconstruction != ReconstructionKind::Linear) {
+          error(m.loc, std::string("on-demand reconstruction is nearest or linear; ") +
+                           reconstruction_kind_name(p.reconstruction) + " is precomputed");
+        }
+        p.on_demand = true;
+      } else if (m.name == "precomputed") {
+        p.on_demand = false;
+      } else {
+        error(m.loc, "expected on_demand or precomputed, found " + q(m.name));
+      }
+    } else if (p.reconstruction != ReconstructionKind::Nearest &&
+               p.reconstruction != ReconstructionKind::Linear) {
+      p.on_demand = false;
+    }
+    return p;
+  }
+
+  void reconstruction(const ScheduleArg& r, Perforation& p) const {
+    const std::string choices = "nearest, linear, gaussian(sigma), varying_gaussian(sigma0)";
+    if (r.kind != ScheduleArgKind::Name && r.kind != ScheduleArgKind::Call) {
+      error(r.loc, "the reconstruction must be one of " + choices);
+    }
+    if (r.name == "nearest" || r.name == "linear") {
+      if (r.kind == ScheduleArgKind::Call) error(r.loc, r.name + " takes no arguments");
+      p.reconstruction =
+          r.name == "nearest" ? ReconstructionKind::Nearest : ReconstructionKind::Linear;
+      return;
+    }
+    if (r.name != "gaussian" && r.name != "varying_gaussian") {
+      error(r.loc, "unknown reconstruction " + q(r.name) + "; the reconstructions are " + choices);
+    }
+    bool varying = r.name == "varying_gaussian";
+    p.reconstruction = varying ? ReconstructionKind::VaryingGaussian : ReconstructionKind::Gaussian;
+    p.sigma = 1;
+    if (r.kind == ScheduleArgKind::Call) {
+      std::string param = varying ? "sigma0" : "sigma";
+      std::string usage = r.name + "(" + param + " = value)";
+      auto bound = bind(r, {param}, usage);
+      if (bound[0]) p.sigma = number(*bound[0], r.name + "'s " + param, 0, 1000, false);
+    }
+  }
+
+  ReductionPerforation perforate_reduction(const Directive& d, const FuncApproximation& a) const {
+    ReductionPerforation r;
+    r.loc = d.loc;
+    r.var = reduction_var(d);
+    for (const ReductionPerforation& o : a.reductions) {
+      if (o.var == r.var) error(d.args[0].loc, q(r.var) + " is perforated twice");
+    }
+    const ScheduleArg& how = call_arg(d, 1, "the second argument", "grid(s), fraction(p)");
+    if (how.kind != ScheduleArgKind::Call || how.args.size() != 1) {
+      error(how.loc, "expected grid(s) or fraction(p)");
+    }
+    if (how.name == "grid") {
+      r.stride = integer(how.args[0], "the reduction's spacing", 1, 4096);
+    } else if (how.name == "fraction") {
+      r.fraction = number(how.args[0], "the fraction of iterations kept", 0, 1, false);
+    } else {
+      error(how.loc, "expected grid(s) or fraction(p), found " + q(how.name));
+    }
+    return r;
+  }
+
+  std::string reduction_var(const Directive& d) const {
+    const std::string& v = d.var(0);
+    if (!reduction_vars_.count(v)) {
+      std::string known;
+      for (const std::string& n : reduction_vars_) known += (known.empty() ? "" : ", ") + n;
+      error(d.args[0].loc, q(f_.name) + " has no reduction variable " + q(v) +
+                               (known.empty() ? std::string("; its definition has none")
+                                              : "; its reduction variables are " + known));
+    }
+    return v;
+  }
+
+  int64_t channels(const Directive& d) const {
+    const int dims = static_cast<int>(f_.args.size());
+    if (dims < 2) {
+      error(d.loc, "channels(c) needs a func whose last dimension is its channels; " + q(f_.name) +
+                       " has " + std::to_string(dims) + " dimension" + (dims == 1 ? "" : "s"));
+    }
+    int64_t c = integer(d.args[0], "the channel count", 1, 64);
+    const InputDecl* source = channel_source(p_, f_);
+    if (!source) {
+      error(d.loc, "channels(c) copies the other channels from an input of " + q(f_.name) +
+                       "'s type and dimensions (" + to_string(f_.type) + ", " +
+                       std::to_string(dims) + "); the pipeline has none");
+    }
+    return c;
+  }
+
+  LoopPerforation loop_perforate(const Directive& d, const FuncApproximation& a) const {
+    LoopPerforation l;
+    l.loc = d.loc;
+    l.var = d.var(0);
+    bool pure = std::find(f_.args.begin(), f_.args.end(), l.var) != f_.args.end();
+    if (!pure) {
+      if (!reduction_vars_.count(l.var)) {
+        std::string known;
+        for (const std::string& n : f_.args) known += (known.empty() ? "" : ", ") + n;
+        for (const std::string& n : reduction_vars_) known += (known.empty() ? "" : ", ") + n;
+        error(d.args[0].loc,
+              q(f_.name) + " has no loop over " + q(l.var) + "; its variables are " + known);
+      }
+      l.reduction = true;
+    }
+    for (const LoopPerforation& o : a.loops) {
+      if (o.var == l.var)
+        error(d.args[0].loc, "the loop over " + q(l.var) + " is perforated twice");
+    }
+    for (const ReductionPerforation& o : a.reductions) {
+      if (o.var == l.var) {
+        error(d.args[0].loc, q(l.var) + " is already perforated by perforate_reduction");
+      }
+    }
+    if (!l.reduction) {
+      size_t dim =
+          static_cast<size_t>(std::find(f_.args.begin(), f_.args.end(), l.var) - f_.args.begin());
+      if (dim >= p_.output.extents.size()) {
+        error(d.args[0].loc,
+              "loop_perforate of a pure variable needs its extent, the "
+              "output's extent in the same dimension; the output has " +
+                  std::to_string(p_.output.extents.size()) + " dimensions");
+      }
+    }
+    const ScheduleArg& how =
+        call_arg(d, 1, "the second argument", "stride(s), truncate(fraction, first | last)");
+    if (how.kind != ScheduleArgKind::Call) {
+      error(how.loc, "expected stride(s) or truncate(fraction, first | last)");
+    }
+    if (how.name == "stride") {
+      auto bound = bind(how, {"s"}, "stride(s)");
+      l.kind = LoopPerforationKind::Stride;
+      l.stride = integer(required(bound, 0, how, "s", "stride(s)"), "the stride", 1, 4096);
+    } else if (how.name == "truncate") {
+      const std::string usage = "truncate(fraction, first | last)";
+      auto bound = bind(how, {"fraction", "end"}, usage);
+      l.fraction = number(required(bound, 0, how, "fraction", usage),
+                          "the fraction of iterations skipped", 0, 0.999, true);
+      l.kind = LoopPerforationKind::TruncateLast;
+      if (bound[1]) {
+        const ScheduleArg& e = *bound[1];
+        if (e.kind != ScheduleArgKind::Name || (e.name != "first" && e.name != "last")) {
+          error(e.loc, "expected first or last");
+        }
+        if (e.name == "first") l.kind = LoopPerforationKind::TruncateFirst;
+      }
+    } else {
+      error(how.loc,
+            "expected stride(s) or truncate(fraction, first | last), found " + q(how.name));
+    }
+    return l;
+  }
+
+  const Pipeline& p_;
+  const Func& f_;
+  const SourceText& source_;
+  std::set<std::string> reduction_vars_;
+};
+
+const StageSchedule* pure_stage(const Schedule& s, const std::string& func) {
+  const FuncSchedule* fs = s.find(func);
+  if (!fs) return nullptr;
+  auto it = fs->stages.find(0);
+  return it == fs->stages.end() ? nullptr : &it->second;
+}
+
+}  // namespace
+
+const InputDecl* channel_source(const Pipeline& p, const Func& f) {
+  for (const InputDecl& in : p.inputs) {
+    if (in.type == f.type && in.dim_names.size() == f.args.size()) return &in;
+  }
+  return nullptr;
+}
+
+FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const Func& f,
+                                     const SourceText& source) {
+  const StageSchedule* st = pure_stage(s, f.name);
+  if (!st) return {};
+  return ApproximationReader(p, f, source).read(*st);
+}
+
+bool has_approximation(const Schedule& s) {
+  for (const auto& [name, fs] : s.funcs) {
+    for (const auto& [stage, st] : fs.stages) {
+      for (const Directive& d : st.directives) {
+        const DirectiveSpec* spec = find_directive_spec(d.name);
+        if (spec && spec->scope == DirectiveScope::Approximation) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool stores_samples(const Schedule& s, const Func& f) {
+  const StageSchedule* st = pure_stage(s, f.name);
+  if (!st) return false;
+  for (const Directive& d : st->directives) {
+    if (d.name == "perforate") return true;
+    if (d.name == "loop_perforate" && !d.args.empty() &&
+        std::find(f.args.begin(), f.args.end(), d.args[0].name) != f.args.end()) {
+      return true;
+    }
+  }
+  return false;
+}
+
+}  // namespace stipple

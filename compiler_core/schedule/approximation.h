@@ -1,0 +1,121 @@
+// The approximation directives of a func, as typed values: image perforation
+// (image-perforation.txt §3-4) and the loop perforation baseline it is compared with
+// (Sidiroglou-Douskos et al. 2011). In the text they sit in the func's chain like any
+// directive; `func_approximation` reads and validates them, with the location of the
+// argument at fault.
+//
+//   A.perforate(grid(4, 1))                         // linear, on demand (the defaults)
+//   A.perforate(grid(4, 4), nearest, precomputed)
+//   out.perforate(adaptive(k = 3, f = 0.25), varying_gaussian(sigma0 = 0.9))
+//   out.perforate(importance(f = 0.75), gaussian(sigma = 1.5))
+//   out.perforate_reduction(i, grid(2))             // every second tap, sum rescaled
+//   out.perforate_reduction(i, fraction(0.5))
+//   out.channels(1)                                 // compute channel 0, copy the rest
+//   out.loop_perforate(x, stride(2))                // baseline: no reconstruction
+//   out.loop_perforate(y, truncate(0.25, last))
+//
+// Arguments of sampling and reconstruction calls may be positional or `name = value`.
+// What each one means, and how it is implemented, is in compiler_core/perforation/.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "compiler_core/ir/pipeline.h"
+#include "compiler_core/language/source.h"
+#include "compiler_core/schedule/schedule.h"
+
+namespace stipple {
+
+enum class SamplingKind : uint8_t {
+  Grid,        // grid(s1, ..., sk): every s_d-th point along dimension d
+  Adaptive,    // adaptive(k, f): coarse grid every k, refined where it varies, f·n samples
+  Importance,  // importance(f): f·n samples placed by a texturedness map, dithered
+};
+
+enum class ReconstructionKind : uint8_t {
+  Nearest,          // the nearest sample (Manhattan distance)
+  Linear,           // multilinear over the dimensions with spacing above 1
+  Gaussian,         // (G * I) / (G * S), G a Young-van Vliet IIR Gaussian of sigma
+  VaryingGaussian,  // spatially varying Gaussian by repeated integration, sigma0
+};
+
+const char* sampling_kind_name(SamplingKind k);              // "grid", ...
+const char* reconstruction_kind_name(ReconstructionKind k);  // "nearest", ...
+
+struct Perforation {
+  SamplingKind sampling = SamplingKind::Grid;
+  /// Grid: the spacing of every dimension of the func (unwritten trailing ones are 1).
+  std::vector<int64_t> spacing;
+  int64_t k = 0;        // Adaptive: the coarse spacing
+  double fraction = 1;  // Adaptive, Importance: the share of points computed
+  ReconstructionKind reconstruction = ReconstructionKind::Linear;
+  double sigma = 1;  // Gaussian: sigma; VaryingGaussian: sigma0
+  /// Grid only: reads in later stages interpolate the stored samples where they read
+  /// (§3.3) instead of reading a reconstructed dense copy.
+  bool on_demand = true;
+  SourceLoc loc;
+};
+
+/// perforate_reduction(r, grid(s)) keeps every s-th iteration of the reduction variable
+/// r (from its minimum); fraction(p) keeps about p of them, evenly spread. Sums are
+/// rescaled by (iterations / kept) so that they estimate the full sum.
+struct ReductionPerforation {
+  std::string var;
+  int64_t stride = 1;              // grid(s)
+  std::optional<double> fraction;  // fraction(p), in (0, 1]
+  SourceLoc loc;
+};
+
+enum class LoopPerforationKind : uint8_t {
+  Stride,         // stride(s): run every s-th iteration
+  TruncateFirst,  // truncate(p, first): skip the first p of the iterations
+  TruncateLast,   // truncate(p, last): skip the last p of them
+};
+
+/// loop_perforate(v, ...): skips iterations of the loop over v (a pure variable of the
+/// func: its points are 0; a reduction variable: its terms are left out, no rescaling).
+struct LoopPerforation {
+  std::string var;
+  bool reduction = false;  // v is a reduction variable of the func's definition
+  LoopPerforationKind kind = LoopPerforationKind::Stride;
+  int64_t stride = 1;
+  double fraction = 0;  // Truncate*: the share skipped, in [0, 1)
+  SourceLoc loc;
+};
+
+struct FuncApproximation {
+  std::optional<Perforation> perforation;
+  std::vector<ReductionPerforation> reductions;
+  std::optional<int64_t> channels;  // channels(c)
+  SourceLoc channels_loc;
+  std::vector<LoopPerforation> loops;
+
+  bool empty() const { return !perforation && reductions.empty() && !channels && loops.empty(); }
+  /// Whether the func's computed points are stored apart from what its readers see (a
+  /// perforated func, or one whose pure loops are perforated): then it is realised, at
+  /// root unless the schedule says otherwise.
+  bool stores_samples() const;
+};
+
+/// Reads and checks the approximation directives of f under s: known sampling and
+/// reconstruction methods, arguments in range, variables that exist, at most one
+/// perforate and one channels, nothing on funcs with update definitions. Throws the
+/// CompileError at the argument at fault (source gives the line in the message).
+FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const Func& f,
+                                     const SourceText& source);
+
+/// The input that channels(c) copies f's other channels from: the first input of f's
+/// element type and dimension count, or nullptr.
+const InputDecl* channel_source(const Pipeline& p, const Func& f);
+
+/// Whether any func of s has an approximation directive (without checking them).
+bool has_approximation(const Schedule& s);
+
+/// Whether stage 0 of f under s has a perforate directive, or a loop_perforate of one of
+/// f's pure variables (without checking them): such a func is realised by default.
+bool stores_samples(const Schedule& s, const Func& f);
+
+}  // namespace stipple

@@ -1,0 +1,432 @@
+// Image perforation (compiler_core/perforation/apply_perforation.h): exactness at spacing
+// 1, an independent implementation of the same perforations, the error of the paper's
+// two-pass blur schedule, congruence simplification in the lowered loop nest, the checker's
+// messages, and composition with random fusion schedules (compiled == evaluated, bit for
+// bit).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <set>
+
+#include "compiler_core/image/metrics.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/perforation/apply_perforation.h"
+#include "compiler_core/schedule/approximation.h"
+#include "compiler_core/schedule/random_schedule.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/schedule/schedule_parser.h"
+#include "proto/schedule_codec.h"
+#include "tests/compiler_core/lowering/lowering_harness.h"
+
+namespace stipple::perforation {
+namespace {
+
+using testing_lowering::Case;
+
+std::string pipeline_path(const std::string& name) {
+  return std::string(STIPPLE_SOURCE_DIR) + "/datasets/pipelines/" + name + ".stp";
+}
+
+bool same_bytes(const Buffer& a, const Buffer& b) {
+  return a.size_in_bytes() == b.size_in_bytes() &&
+         std::memcmp(a.data(), b.data(), a.size_in_bytes()) == 0;
+}
+
+// The perforated variant computed by the evaluator and by compiled code.
+struct Variant {
+  Buffer evaluated, compiled;
+};
+
+Variant run_variant(codegen::JitCompiler& jit, const Case& c, const std::string& schedule_text,
+                    const PerforationOptions& options = {}) {
+  Schedule s = compile_schedule(schedule_text, "<test>", c.pipeline);
+  Variant v;
+  v.evaluated = evaluate_pipeline(apply_perforation(c.pipeline, s, options).pipeline, c.inputs);
+  codegen::LoweredFunction f = lower(c.pipeline, s);
+  auto fn = jit.compile(f);
+  v.compiled = run_lowered(*fn, f, c.pipeline, c.inputs, {}, c.extents);
+  return v;
+}
+
+TEST(Perforation, SpacingOneAndFullFractionsAreExact) {
+  auto jit = codegen::JitCompiler::create();
+  Case c(pipeline_path("two_pass_blur"), 40, 30);
+  for (const char* text : {
+           "A.perforate(grid(1, 1))\nout.perforate(grid(1, 1, 1))",
+           "A.perforate(grid(1), nearest, precomputed)\nout.perforate(grid(1, 1), nearest)",
+           "A.perforate_reduction(i, grid(1))\nout.perforate_reduction(i, fraction(1.0))",
+           "out.loop_perforate(x, stride(1)).loop_perforate(y, truncate(0.0, last))",
+           "A.loop_perforate(i, truncate(0, first))\nout.channels(3)",
+       }) {
+    SCOPED_TRACE(text);
+    Variant v = run_variant(*jit, c, text);
+    EXPECT_TRUE(same_bytes(v.evaluated, c.expected));
+    EXPECT_TRUE(same_bytes(v.compiled, c.expected));
+  }
+}
+
+// Independent implementations of two_pass_blur's perforations, in double precision.
+class TwoPassBlurReference {
+ public:
+  explicit TwoPassBlurReference(const Buffer& in) : in_(in) {
+    for (int i = -8; i <= 8; ++i) {
+      k_[i + 8] = std::exp(-double(i * i) / (2 * 4.0 * 4.0));
+      norm_ += k_[i + 8];
+    }
+  }
+  int64_t w() const { return in_.extent(0); }
+  int64_t h() const { return in_.extent(1); }
+  double in(int64_t x, int64_t y, int64_t c) const {
+    x = std::clamp<int64_t>(x, 0, w() - 1);
+    y = std::clamp<int64_t>(y, 0, h() - 1);
+    const int64_t at[] = {x, y, c};
+    return in_.get(at);
+  }
+  // A at x, with the taps i = -8 + stride * j (rescaled by 17 / kept).
+  double a(int64_t x, int64_t y, int64_t c, int stride = 1) const {
+    double s = 0;
+    int kept = 0;
+    for (int i = -8; i <= 8; i += stride, ++kept) s += k_[i + 8] * in(x - i, y, c);
+    return s / norm_ * (17.0 / kept);
+  }
+  static int64_t floor_div(int64_t a, int64_t b) { return (a - ((a % b + b) % b)) / b; }
+  // A perforated by grid(4, 1): samples at x = 4q, linear or nearest on demand.
+  double a_grid(int64_t x, int64_t y, int64_t c, bool linear) const {
+    int64_t q = floor_div(x, 4), r = x - 4 * q;
+    if (!linear) return a(4 * floor_div(x + 2, 4), y, c);
+    double t = r / 4.0;
+    return (1 - t) * a(4 * q, y, c) + t * a(4 * q + 4, y, c);
+  }
+  template <typename A>
+  double out(int64_t x, int64_t y, int64_t c, A read_a) const {
+    double s = 0;
+    for (int i = -8; i <= 8; ++i) s += k_[i + 8] * read_a(x, y - i, c);
+    return s / norm_;
+  }
+
+ private:
+  const Buffer& in_;
+  double k_[17];
+  double norm_ = 0;
+};
+
+// Max |got - want| / max(|want|, 1e-3) over the output.
+template <typename F>
+double max_relative_error(const Buffer& got, F want) {
+  double worst = 0;
+  for (int64_t c = 0; c < got.extent(2); ++c) {
+    for (int64_t y = 0; y < got.extent(1); ++y) {
+      for (int64_t x = 0; x < got.extent(0); ++x) {
+        double w = want(x, y, c);
+        const int64_t at[] = {x, y, c};
+        worst = std::max(worst, std::abs(got.get(at) - w) / std::max(std::abs(w), 1e-3));
+      }
+    }
+  }
+  return worst;
+}
+
+TEST(Perforation, MatchesAnIndependentImplementation) {
+  auto jit = codegen::JitCompiler::create();
+  Case c(pipeline_path("two_pass_blur"), 37, 29);
+  TwoPassBlurReference ref(c.inputs.at("in"));
+  struct Expected {
+    const char* schedule;
+    std::function<double(int64_t, int64_t, int64_t)> value;
+  };
+  std::vector<Expected> cases = {
+      {"A.perforate(grid(4, 1))",
+       [&](int64_t x, int64_t y, int64_t ch) {
+         return ref.out(x, y, ch, [&](int64_t ax, int64_t ay, int64_t ac) {
+           return ref.a_grid(ax, ay, ac, true);
+         });
+       }},
+      {"A.perforate(grid(4), nearest, precomputed).compute_root()",
+       [&](int64_t x, int64_t y, int64_t ch) {
+         return ref.out(x, y, ch, [&](int64_t ax, int64_t ay, int64_t ac) {
+           return ref.a_grid(ax, ay, ac, false);
+         });
+       }},
+      {"A.perforate_reduction(i, grid(2))",
+       [&](int64_t x, int64_t y, int64_t ch) {
+         return ref.out(x, y, ch,
+                        [&](int64_t ax, int64_t ay, int64_t ac) { return ref.a(ax, ay, ac, 2); });
+       }},
+      {"out.loop_perforate(x, stride(2))",
+       [&](int64_t x, int64_t y, int64_t ch) {
+         if (x % 2) return 0.0;
+         return ref.out(x, y, ch,
+                        [&](int64_t ax, int64_t ay, int64_t ac) { return ref.a(ax, ay, ac); });
+       }},
+      {"out.loop_perforate(y, truncate(0.25, last))",
+       [&](int64_t x, int64_t y, int64_t ch) {
+         // 29 rows, int(29 * 0.25) = 7 skipped.
+         if (y >= 29 - 7) return 0.0;
+         return ref.out(x, y, ch,
+                        [&](int64_t ax, int64_t ay, int64_t ac) { return ref.a(ax, ay, ac); });
+       }},
+      {"out.channels(1)",
+       [&](int64_t x, int64_t y, int64_t ch) {
+         if (ch >= 1) return ref.in(x, y, ch);
+         return ref.out(x, y, ch,
+                        [&](int64_t ax, int64_t ay, int64_t ac) { return ref.a(ax, ay, ac); });
+       }},
+  };
+  for (const Expected& e : cases) {
+    SCOPED_TRACE(e.schedule);
+    Variant v = run_variant(*jit, c, e.schedule);
+    EXPECT_TRUE(same_bytes(v.evaluated, v.compiled));
+    EXPECT_LT(max_relative_error(v.evaluated, e.value), 1e-5);
+    // And it is an approximation: not the exact output.
+    EXPECT_FALSE(same_bytes(v.evaluated, c.expected));
+  }
+}
+
+TEST(Perforation, TwoPassBlurGridScheduleErrorIsSmall) {
+  // The paper's highlighted two-pass blur schedule: grid(4, 1) on A, grid(4, 4) on out,
+  // linear reconstruction on demand. Mean Lab Delta E against the exact output, below 1
+  // (a just noticeable difference) on each fixture: 0.34 on natural-820x614, 0.77 on
+  // people-256x192 (compiler_core/perforation/README.md).
+  auto jit = codegen::JitCompiler::create();
+  const std::string text = "A.perforate(grid(4, 1))\nout.perforate(grid(4, 4))";
+  for (const char* fixture : {"natural-820x614.png", "people-256x192.png"}) {
+    SCOPED_TRACE(fixture);
+    Pipeline p = load_pipeline_file(pipeline_path("two_pass_blur"));
+    InputImages inputs;
+    inputs["in"] = photo_to_input(
+        read_image(std::string(STIPPLE_SOURCE_DIR) + "/datasets/fixtures/" + fixture), p.inputs[0],
+        fixture);
+    Schedule s = compile_schedule(text, "<test>", p);
+    codegen::LoweredFunction exact_f = lower(
+        p,
+        compile_schedule("k.compute_root()\nnorm.compute_root()\nA.compute_root()", "<exact>", p));
+    auto exact_fn = jit->compile(exact_f);
+    std::vector<int64_t> extents{inputs["in"].extent(0), inputs["in"].extent(1), 3};
+    Buffer exact = run_lowered(*exact_fn, exact_f, p, inputs, {}, extents);
+    codegen::LoweredFunction f = lower(p, s);
+    auto fn = jit->compile(f);
+    Buffer got = run_lowered(*fn, f, p, inputs, {}, extents);
+    double de = mean_delta_e(got, exact);
+    std::printf("%s: mean Lab dE %.4f\n", fixture, de);
+    EXPECT_GT(de, 0.0);
+    EXPECT_LT(de, 1.0);
+  }
+}
+
+// two_pass_blur with out reading A two pixels to the right: A(x + 2, y - i, c).
+const char* kShiftedBlur = R"(pipeline shifted_blur
+input  in  : f32[x, y, c]
+param  sigma : f32 = 4.0
+param  h     : i32 = 8
+func k(i)         = exp(-f32(i * i) / (2 * sigma * sigma))
+func norm()       = sum(i in -h..h : k(i))
+func A(x, y, c)   = sum(i in -h..h : k(i) * in(x - i, y, c)) / norm()
+func out(x, y, c) = sum(i in -h..h : k(i) * A(x + 2, y - i, c)) / norm()
+output out
+)";
+
+TEST(Perforation, CongruenceSimplificationInTheLoopNest) {
+  // §3.3.3: with x ≡ 0 (mod 4) in out's perforated loop, A(x, y - i) is a plain read of
+  // A's samples and A(x + 2, y - i) the blend of two with the weights (0.5, 0.5).
+  const std::string text = "A.perforate(grid(4, 1))\nout.perforate(grid(4, 4))";
+  Pipeline p = load_pipeline_file(pipeline_path("two_pass_blur"));
+  Schedule s = compile_schedule(text, "<test>", p);
+  std::string nest = lowered_text(p, s);
+  EXPECT_NE(nest.find(" * A(out$samples.s0.x, out$samples.s0.y * 4 - i$3, out$samples.s0.c)"),
+            std::string::npos)
+      << nest;
+
+  Pipeline shifted = compile_pipeline(kShiftedBlur, "shifted.stp");
+  Schedule t = compile_schedule(text, "<test>", shifted);
+  PerforatedPipeline with = apply_perforation(shifted, t);
+  PerforatedPipeline without = apply_perforation(shifted, t, {.congruence = false});
+  std::string simplified = to_string(with.pipeline.find_func("out$samples")->value);
+  std::string general = to_string(without.pipeline.find_func("out$samples")->value);
+  EXPECT_NE(simplified.find("0.5 * A(x, y * 4 - i, c) + 0.5 * A(x + 1, y * 4 - i, c)"),
+            std::string::npos)
+      << simplified;
+  EXPECT_EQ(simplified.find('%'), std::string::npos) << simplified;
+  EXPECT_NE(general.find("(x * 4 + 2) % 4"), std::string::npos) << general;
+
+  // Equal output with and without the pass, evaluated and compiled.
+  auto jit = codegen::JitCompiler::create();
+  for (const Pipeline* pipeline : {&p, &shifted}) {
+    SCOPED_TRACE(pipeline->name);
+    Case c(pipeline_path("two_pass_blur"), 45, 31);
+    c.pipeline = *pipeline;
+    Variant a = run_variant(*jit, c, text);
+    Variant b = run_variant(*jit, c, text, {.congruence = false});
+    EXPECT_TRUE(same_bytes(a.evaluated, b.evaluated));
+    EXPECT_TRUE(same_bytes(a.evaluated, a.compiled));
+    // Lowering without the pass: the evaluator's pipeline compiled.
+    Schedule sched = compile_schedule(text, "<test>", *pipeline);
+    PerforatedPipeline plain = apply_perforation(*pipeline, sched, {.congruence = false});
+    codegen::LoweredFunction f = lower(plain.pipeline, plain.schedule);
+    auto fn = jit->compile(f);
+    EXPECT_TRUE(
+        same_bytes(run_lowered(*fn, f, plain.pipeline, c.inputs, {}, c.extents), a.compiled));
+  }
+}
+
+TEST(Perforation, CheckerNamesTheArgumentAtFault) {
+  Pipeline p = load_pipeline_file(pipeline_path("two_pass_blur"));
+  struct Bad {
+    const char* text;
+    const char* where;
+    const char* message;
+  };
+  for (const Bad& b : std::vector<Bad>{
+           {"A.perforate(grid(0, 1))", "1:18", "a grid spacing must be in 1..4096, found 0"},
+           {"A.perforate(grid(2, 2, 2, 2))", "1:27",
+            "'A' has 3 dimensions, so grid takes at most 3"},
+           {"A.perforate(poisson(3))", "1:13", "unknown sampling 'poisson'"},
+           {"A.perforate(grid(2), cubic)", "1:22", "unknown reconstruction 'cubic'"},
+           {"A.perforate(grid(2), linear, eventually)", "1:30",
+            "expected on_demand or precomputed"},
+           {"A.perforate(adaptive(3, 0.25), nearest, on_demand)", "1:41",
+            "on-demand reconstruction needs grid sampling"},
+           {"A.perforate(adaptive(k = 3, f = 1.5))", "1:33", "adaptive's f must be in (0, 1]"},
+           {"A.perforate(adaptive(3, 0.25))", "1:3", "adaptive sampling is not implemented yet"},
+           {"A.perforate(grid(2)).perforate(grid(4))", "1:22", "'A' is perforated twice"},
+           {"A.perforate(grid(2)).compute_inline()", "1:22", "'A' is perforated"},
+           {"A.perforate_reduction(j, grid(2))", "1:23", "'A' has no reduction variable 'j'"},
+           {"A.perforate_reduction(i, fraction(0))", "1:35", "must be in (0, 1]"},
+           {"norm.channels(1)", "1:6", "channels(c) needs a func whose last dimension"},
+           {"A.loop_perforate(z, stride(2))", "1:18", "'A' has no loop over 'z'"},
+           {"A.loop_perforate(x, stride(2)).perforate(grid(2))", "1:3",
+            "loop_perforate of a pure variable and perforate both"},
+           {"A.update(0).perforate(grid(2))", "1:13", "perforate applies to the whole func"},
+       }) {
+    SCOPED_TRACE(b.text);
+    try {
+      compile_schedule(b.text, "t.sched", p);
+      ADD_FAILURE() << "accepted";
+    } catch (const CompileError& e) {
+      std::string m = e.what();
+      EXPECT_NE(m.find(std::string("t.sched:") + b.where + ": error: "), std::string::npos) << m;
+      EXPECT_NE(m.find(b.message), std::string::npos) << m;
+    }
+  }
+}
+
+TEST(Perforation, DirectivesRoundTripThroughTextAndProto) {
+  Pipeline p = load_pipeline_file(pipeline_path("two_pass_blur"));
+  const char* text =
+      "A.perforate(grid(4, 1), nearest, precomputed).compute_root().vectorize(x, 8)\n"
+      "out.perforate(grid(4, 4), linear, on_demand).perforate_reduction(i, fraction(0.5))"
+      ".channels(2).tile(x, y, xo, yo, xi, yi, 16, 8)\n"
+      "k.compute_root().loop_perforate(i, truncate(fraction = 0.25, end = first))\n";
+  Schedule s = compile_schedule(text, "<test>", p);
+  Schedule again = compile_schedule(print_schedule(s, p), "<printed>", p);
+  EXPECT_EQ(again, s);
+  EXPECT_EQ(from_proto(to_proto(s)), s);
+  FuncApproximation a = func_approximation(s, p, *p.find_func("out"), SourceText("", "<test>"));
+  ASSERT_TRUE(a.perforation);
+  EXPECT_EQ(a.perforation->spacing, (std::vector<int64_t>{4, 4, 1}));
+  EXPECT_TRUE(a.perforation->on_demand);
+  ASSERT_EQ(a.reductions.size(), 1u);
+  EXPECT_EQ(a.reductions[0].fraction, 0.5);
+  EXPECT_EQ(a.channels, 2);
+}
+
+// Random approximation directives for the pure funcs of p, as schedule text.
+std::string random_approximations(const Pipeline& p, std::mt19937_64& rng) {
+  std::string text;
+  auto chance = [&](double q) { return std::uniform_real_distribution<double>(0, 1)(rng) < q; };
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  for (const Func& f : p.funcs) {
+    if (!f.updates.empty() || f.args.empty() || !chance(0.6)) continue;
+    std::vector<std::string> ds;
+    const int dims = static_cast<int>(f.args.size());
+    if (chance(0.6)) {
+      std::string g = "grid(";
+      for (int d = 0; d < std::min(dims, 2); ++d)
+        g += (d ? ", " : "") + std::to_string(1 + pick(4));
+      g += ")";
+      std::string how = pick(2) ? "linear" : "nearest";
+      std::string where = f.name != p.output.func && pick(3) == 0 ? "precomputed" : "on_demand";
+      ds.push_back("perforate(" + g + ", " + how + ", " + where + ")");
+    } else if (chance(0.4) && f.args.size() <= p.output.extents.size()) {
+      const std::string& v = f.args[static_cast<size_t>(pick(std::min(dims, 2)))];
+      ds.push_back(pick(2)
+                       ? "loop_perforate(" + v + ", stride(" + std::to_string(2 + pick(2)) + "))"
+                       : "loop_perforate(" + v + ", truncate(0.3, " + (pick(2) ? "first" : "last") +
+                             "))");
+    }
+    if (dims == 3 && channel_source(p, f) && chance(0.3)) {
+      ds.push_back("channels(" + std::to_string(1 + pick(2)) + ")");
+    }
+    std::string value = to_string(f.value);
+    size_t in = value.find(" in ");
+    if (in != std::string::npos && chance(0.4)) {
+      size_t start = value.rfind('(', in);
+      std::string r = value.substr(start + 1, in - start - 1);
+      if (r.find(',') == std::string::npos && r.find(' ') == std::string::npos) {
+        ds.push_back(pick(2) ? "perforate_reduction(" + r + ", grid(2))"
+                             : "perforate_reduction(" + r + ", fraction(0.6))");
+      }
+    }
+    if (ds.empty()) continue;
+    text += f.name;
+    for (const std::string& d : ds) text += "." + d;
+    text += "\n";
+  }
+  return text;
+}
+
+// Random approximations, then a random fusion schedule drawn legal with them in place
+// (RandomScheduleOptions::base): the compiled variant equals the evaluated one, bit for
+// bit. Approximations the checker rejects on their own are drawn again.
+void run_random_perforations(int per_pipeline, uint64_t seed, bool paper_pipelines_only) {
+  auto jit = codegen::JitCompiler::create();
+  int checked = 0, rejected = 0;
+  const std::set<std::string> paper = {"artistic_blur", "bilateral_filter", "bilateral_grid",
+                                       "demosaic",      "median",           "two_pass_blur",
+                                       "unsharp_mask"};
+  for (const std::string& path : testing_lowering::benchmark_paths()) {
+    if (paper_pipelines_only && !paper.count(std::filesystem::path(path).stem().string())) continue;
+    Case c(path, 24, 18);
+    std::mt19937_64 rng(seed + std::hash<std::string>()(c.pipeline.name) % 1000);
+    auto start = std::chrono::steady_clock::now();
+    int done = 0;
+    for (int attempt = 0; attempt < 4 * per_pipeline && done < per_pipeline; ++attempt) {
+      RandomScheduleOptions options;
+      try {
+        options.base =
+            compile_schedule(random_approximations(c.pipeline, rng), "<random>", c.pipeline);
+      } catch (const CompileError& e) {
+        ++rejected;
+        if (std::getenv("STIPPLE_PERFORATION_VERBOSE")) std::printf("rejected: %s\n", e.what());
+        continue;
+      }
+      Schedule s = random_schedule(c.pipeline, rng, options);
+      ++checked;
+      ++done;
+      SCOPED_TRACE(c.pipeline.name + " under\n" + print_schedule(s, c.pipeline));
+      Buffer evaluated = evaluate_pipeline(apply_perforation(c.pipeline, s).pipeline, c.inputs);
+      codegen::LoweredFunction f = lower(c.pipeline, s);
+      auto fn = jit->compile(f);
+      Buffer compiled = run_lowered(*fn, f, c.pipeline, c.inputs, {}, c.extents);
+      ASSERT_TRUE(same_bytes(evaluated, compiled));
+    }
+    std::printf("%-24s %d perforated schedules in %.2f s\n", c.pipeline.name.c_str(), done,
+                std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    EXPECT_EQ(done, per_pipeline) << c.pipeline.name;
+  }
+  std::printf("%d perforated schedules checked, %d approximations rejected by the checker\n",
+              checked, rejected);
+}
+
+#ifdef STIPPLE_PERFORATION_SLOW
+// Every benchmark pipeline (label `slow`).
+TEST(PerforationRandomSlow, EightPerPipeline) { run_random_perforations(8, 11, false); }
+#else
+// The image-perforation paper's seven pipelines (label `asan`).
+TEST(PerforationRandom, ThreePerPaperPipeline) { run_random_perforations(3, 20261122, true); }
+#endif
+
+}  // namespace
+}  // namespace stipple::perforation
