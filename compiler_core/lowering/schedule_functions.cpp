@@ -553,9 +553,9 @@ class Lowerer {
 
   Stmt build_stage(const FuncInfo& fi, const StageInfo& st) {
     const Func& f = *fi.f;
-    Stmt body = fi.copy_out ? Provide::make(fi.buffer, rename_calls(st.value, f.name, fi.buffer),
-                                            rename_calls(st.lhs, f.name, fi.buffer))
-                            : Provide::make(f.name, st.value, st.lhs);
+    Stmt body = fi.copy_out ? provide(fi.buffer, rename_calls(st.value, f.name, fi.buffer),
+                                      rename_calls(st.lhs, f.name, fi.buffer))
+                            : provide(f.name, st.value, st.lhs);
     if (st.scatter) {
       // The evaluator skips stores outside the func's box (only an unbounded scatter
       // index can leave it), and with them their values.
@@ -581,6 +581,30 @@ class Lowerer {
                        st.nest.loops[i].for_type, body);
     }
     return body;
+  }
+
+  // The store of a stage. A value `select(c, a, b)` whose a or b has a reduction (a
+  // perforated func computes its body only where its sample mask is set) becomes a
+  // branch, so that the reduction runs only where it is selected; in vector code a
+  // vector with no lane selected skips it (emit_vector_if).
+  static Stmt provide(const std::string& name, const Expr& value, const std::vector<Expr>& lhs) {
+    if (const Select* sel = value.as<Select>()) {
+      if (has_reduction(sel->true_value) || has_reduction(sel->false_value)) {
+        return IfThenElse::make(sel->condition, provide(name, sel->true_value, lhs),
+                                provide(name, sel->false_value, lhs));
+      }
+    }
+    return Provide::make(name, value, lhs);
+  }
+
+  static bool has_reduction(const Expr& e) {
+    struct Finder : IRVisitor {
+      bool found = false;
+      using IRVisitor::visit;
+      void visit(const Reduce*) override { found = true; }
+    } finder;
+    e.accept(&finder);
+    return finder.found;
   }
 
   static Expr rename_calls(const Expr& e, const std::string& from, const std::string& to) {

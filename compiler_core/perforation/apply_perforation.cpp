@@ -9,7 +9,10 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_mutator.h"
 #include "compiler_core/ir/substitute.h"
+#include "compiler_core/perforation/adaptive_sampling.h"
 #include "compiler_core/perforation/grid_reconstruction.h"
+#include "compiler_core/perforation/importance_sampling.h"
+#include "compiler_core/perforation/irregular_reconstruction.h"
 #include "compiler_core/perforation/reduction_perforation.h"
 #include "compiler_core/schedule/approximation.h"
 
@@ -23,6 +26,16 @@ Expr i32(int64_t v) { return IntImm::make(Int32(), v); }
 
 Expr zero_of(Type t) { return t.is_float() ? FloatImm::make(t, 0.0) : IntImm::make(t, 0); }
 
+// A func with f's variables and type.
+Func func_like(const Func& f, const std::string& name, Expr value) {
+  Func g;
+  g.name = name;
+  g.args = f.args;
+  g.type = f.type;
+  g.value = std::move(value);
+  return g;
+}
+
 std::vector<Expr> pure_vars(const Func& f) {
   std::vector<Expr> vars;
   for (const std::string& a : f.args) vars.push_back(Variable::make(a));
@@ -31,12 +44,19 @@ std::vector<Expr> pure_vars(const Func& f) {
 
 // The spacing along dimension d of the points f computes (1: every point).
 int64_t computed_spacing(const FuncApproximation& a, const Func& f, size_t d) {
-  if (a.perforation) return a.perforation->spacing[d];
+  if (a.perforation) {
+    return a.perforation->sampling == SamplingKind::Grid ? a.perforation->spacing[d] : 1;
+  }
   for (const LoopPerforation& l : a.loops) {
     if (!l.reduction && l.kind == LoopPerforationKind::Stride && l.var == f.args[d])
       return l.stride;
   }
   return 1;
+}
+
+// Names of the funcs of f's irregular sampling: `<f>$adaptive$...`, `<f>$importance$...`.
+std::string irregular_prefix(const std::string& f, const Perforation& p) {
+  return f + "$" + sampling_kind_name(p.sampling);
 }
 
 // How reads of one approximated func are rewritten.
@@ -236,13 +256,19 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
     r.func = p.find_func(name);
     r.approximation = a;
     r.samples = name == out ? output_samples_name(out) : name;
-    if (a.perforation && !a.perforation->on_demand && name != out) r.dense = name + "$dense";
+    if (a.perforation && a.perforation->sampling != SamplingKind::Grid) {
+      r.dense = irregular_prefix(name, *a.perforation) + "$r$recon";
+    } else if (a.perforation && !a.perforation->on_demand && name != out) {
+      r.dense = name + "$dense";
+    }
     rules[name] = std::move(r);
   }
   Rewriter rewriter(p, options, prover);
 
-  // Definitions: perforated reductions, computed points, rewritten reads.
+  // Definitions: perforated reductions, computed points, rewritten reads. Funcs added
+  // here and below read the computed points directly.
   RewriteReads rewrite_reads(rewriter, rules);
+  std::vector<Func> added;
   for (Func& f : q.funcs) {
     auto a = approximations.find(f.name);
     if (a != approximations.end()) {
@@ -255,6 +281,31 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       f.value = substitute(f.value, scaled);
     }
     f.value = rewrite_reads.mutate(f.value);
+    if (a != approximations.end() && a->second.perforation &&
+        a->second.perforation->sampling != SamplingKind::Grid) {
+      // Computed where the sampling mask is set, 0 elsewhere; adaptive sampling's coarse
+      // points are read from the coarse grid computed first.
+      const Perforation& pf = *a->second.perforation;
+      const std::string prefix = irregular_prefix(f.name, pf);
+      std::vector<Expr> vars = pure_vars(f);
+      Expr body = f.value;
+      if (pf.sampling == SamplingKind::Adaptive) {
+        Func coarse = func_like(f, prefix + "$coarse",
+                                substitute(body, {{f.args[0], Mul::make(vars[0], i32(pf.k))},
+                                                  {f.args[1], Mul::make(vars[1], i32(pf.k))}}));
+        std::vector<Expr> at = vars;
+        at[0] = Div::make(vars[0], i32(pf.k));
+        at[1] = Div::make(vars[1], i32(pf.k));
+        Expr on_grid = And::make(EQ::make(Mod::make(vars[0], i32(pf.k)), i32(0)),
+                                 EQ::make(Mod::make(vars[1], i32(pf.k)), i32(0)));
+        body = Select::make(on_grid, Call::make(f.type, coarse.name, at, CallType::Func), body);
+        added.push_back(std::move(coarse));
+      }
+      Expr sampled =
+          NE::make(Call::make(UInt8(), prefix + "$mask", {vars[0], vars[1]}, CallType::Func),
+                   IntImm::make(UInt8(), 0));
+      f.value = Select::make(sampled, body, zero_of(f.type));
+    }
     for (UpdateDef& u : f.updates) {
       for (Expr& e : u.args) e = rewrite_reads.mutate(e);
       u.value = rewrite_reads.mutate(u.value);
@@ -273,6 +324,54 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
     }
   }
 
+  // The output's points are <out>$samples' from here on (the output itself is added
+  // below, as what readers would see).
+  if (rules.count(out)) {
+    for (Func& g : q.funcs) {
+      if (g.name == out) g.name = output_samples_name(out);
+    }
+  }
+  for (Func& g : added) {
+    FuncSchedule& fs = t.funcs[g.name];
+    fs.compute = LoopLevel::root();
+    q.funcs.push_back(std::move(g));
+  }
+  // Irregular sampling: the mask and the reconstruction, over the output's first two
+  // dimensions (and its channels).
+  for (const auto& [name, r] : rules) {
+    if (!r.approximation.perforation || r.approximation.perforation->sampling == SamplingKind::Grid)
+      continue;
+    const Perforation& pf = *r.approximation.perforation;
+    const Func& f = *r.func;
+    const std::string prefix = irregular_prefix(name, pf);
+    std::vector<Expr> extents(p.output.extents.begin(),
+                              p.output.extents.begin() + std::min<size_t>(f.args.size(), 3));
+    SampleMask m;
+    if (pf.sampling == SamplingKind::Adaptive) {
+      m = add_adaptive_sampling(q, t, prefix, prefix + "$coarse", f.type, f.args.size(), pf.k,
+                                pf.fraction, pf.sigma, extents);
+    } else {
+      m = add_importance_sampling(q, t, prefix, pf.fraction, extents);
+      // sigma(x) = sigma0 / M(x)^(1/2), M the remapped importance (§3.2).
+      Func sigma;
+      sigma.name = prefix + "$sigma";
+      sigma.args = {"x", "y"};
+      sigma.type = Float32();
+      Expr density = Call::make(Float32(), m.density, {Variable::make("x"), Variable::make("y")},
+                                CallType::Func);
+      sigma.value = Div::make(FloatImm::make(Float32(), pf.sigma),
+                              Call::make_intrinsic(Intrinsic::Sqrt, {density}));
+      t.funcs[sigma.name].compute = LoopLevel::root();
+      m.density = sigma.name;
+      q.funcs.push_back(std::move(sigma));
+    }
+    STIPPLE_INTERNAL_CHECK(m.mask == prefix + "$mask", "mask named " + m.mask);
+    IrregularSamples samples{r.samples, f.type,    f.args.size(),
+                             m.mask,    m.density, {extents[0], extents[1]}};
+    std::string dense = add_irregular_reconstruction(q, t, prefix + "$r", samples, pf);
+    STIPPLE_INTERNAL_CHECK(dense == r.dense, "reconstruction named " + dense);
+  }
+
   std::set<std::string> output_reconstruction;  // its schedule names the new output's loops
   for (const auto& [name, r] : rules) {
     const Func& f = *r.func;
@@ -280,32 +379,22 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       // The output's points move to <out>$samples with the output's schedule; the output
       // becomes what readers would see.
       const std::string samples = r.samples;
-      for (Func& g : q.funcs) {
-        if (g.name == out) g.name = samples;
-      }
       std::vector<Func> recon;
-      if (r.approximation.perforation) {
+      if (r.approximation.perforation && r.dense.empty()) {
+        // Grid samples: the separable dense reconstruction (behind the channels).
         const Perforation& pf = *r.approximation.perforation;
         GridSamples g{samples, f.type, pf.spacing, pf.reconstruction};
         const std::string last = r.approximation.channels ? out + "$recon" : out;
         recon = dense_reconstruction(g, f.args, last);
         if (r.approximation.channels) {
-          Func channels;
-          channels.name = out;
-          channels.args = f.args;
-          channels.type = f.type;
-          channels.value = rewriter.with_channels(r, pure_vars(f), [&](const std::vector<Expr>& a) {
-            return Call::make(f.type, last, a, CallType::Func);
-          });
-          recon.push_back(std::move(channels));
+          recon.push_back(func_like(
+              f, out, rewriter.with_channels(r, pure_vars(f), [&](const std::vector<Expr>& a) {
+                return Call::make(f.type, last, a, CallType::Func);
+              })));
         }
       } else {
-        Func dense;
-        dense.name = out;
-        dense.args = f.args;
-        dense.type = f.type;
-        dense.value = rewriter.read(r, pure_vars(f));
-        recon.push_back(std::move(dense));
+        // What readers see: irregular samples' reconstruction, loop perforation, channels.
+        recon.push_back(func_like(f, out, rewriter.read(r, pure_vars(f))));
       }
 
       FuncSchedule moved = t.funcs.count(out) ? t.funcs[out] : FuncSchedule{};
@@ -318,7 +407,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
         output_reconstruction.insert(g.name);
         q.funcs.push_back(std::move(g));
       }
-    } else if (!r.dense.empty()) {
+    } else if (!r.dense.empty() && r.approximation.perforation->sampling == SamplingKind::Grid) {
       const Perforation& pf = *r.approximation.perforation;
       GridSamples g{name, f.type, pf.spacing, pf.reconstruction};
       // The reconstruction is computed where f was asked to be (f, its samples, is

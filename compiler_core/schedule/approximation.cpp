@@ -416,6 +416,13 @@ const InputDecl* channel_source(const Pipeline& p, const Func& f) {
   return nullptr;
 }
 
+const InputDecl* importance_source(const Pipeline& p) {
+  for (const InputDecl& in : p.inputs) {
+    if (in.dim_names.size() == 2 || in.dim_names.size() == 3) return &in;
+  }
+  return nullptr;
+}
+
 FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const Func& f,
                                      const SourceText& source) {
   const StageSchedule* st = pure_stage(s, f.name);

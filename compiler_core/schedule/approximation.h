@@ -111,6 +111,10 @@ FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const
 /// element type and dimension count, or nullptr.
 const InputDecl* channel_source(const Pipeline& p, const Func& f);
 
+/// The input importance sampling computes its map from: the first input of 2 or 3
+/// dimensions, or nullptr.
+const InputDecl* importance_source(const Pipeline& p);
+
 /// Whether any func of s has an approximation directive (without checking them).
 bool has_approximation(const Schedule& s);
 

@@ -159,8 +159,8 @@ class ScheduleChecker {
     check_approximation(*f, fs);
   }
 
-  // What compiler_core/perforation/ implements so far; the rest of the model is read
-  // and checked, and rejected here with the reason.
+  // Approximations the perforation rewrite cannot apply, with the reason (what
+  // compiler_core/perforation/ does not implement yet among them).
   void check_approximation(const Func& f, const FuncSchedule& fs) {
     FuncApproximation a = func_approximation(s_, p_, f, source_);
     if (a.stores_samples() && fs.compute && fs.compute->kind == LevelKind::Inline) {
@@ -168,15 +168,65 @@ class ScheduleChecker {
                                  " is perforated, so its computed points are stored; it cannot "
                                  "be inlined");
     }
-    if (a.perforation && a.perforation->sampling != SamplingKind::Grid) {
-      error(a.perforation->loc, std::string(sampling_kind_name(a.perforation->sampling)) +
-                                    " sampling is not implemented yet; use grid(...)");
+    if (!a.perforation) return;
+    const Perforation& pf = *a.perforation;
+    const bool grid = pf.sampling == SamplingKind::Grid;
+    const bool smooth = pf.reconstruction == ReconstructionKind::Gaussian ||
+                        pf.reconstruction == ReconstructionKind::VaryingGaussian;
+    if (grid && smooth) {
+      error(pf.loc, std::string(reconstruction_kind_name(pf.reconstruction)) +
+                        " reconstruction of grid samples is not implemented yet; use nearest or "
+                        "linear (or adaptive or importance sampling)");
     }
-    if (a.perforation && a.perforation->reconstruction != ReconstructionKind::Nearest &&
-        a.perforation->reconstruction != ReconstructionKind::Linear) {
-      error(a.perforation->loc,
-            std::string(reconstruction_kind_name(a.perforation->reconstruction)) +
-                " reconstruction is not implemented yet; use nearest or linear");
+    if (!grid) {
+      const char* how = sampling_kind_name(pf.sampling);
+      if (pf.reconstruction == ReconstructionKind::Linear) {
+        error(pf.loc, std::string("linear reconstruction needs grid sampling; reconstruct ") + how +
+                          " samples with nearest, gaussian or varying_gaussian");
+      }
+      if (f.args.size() != 2 && f.args.size() != 3) {
+        error(pf.loc, std::string(how) +
+                          " sampling applies to funcs of 2 or 3 dimensions (x, y "
+                          "and channels); " +
+                          q(f.name) + " has " + std::to_string(f.args.size()));
+      }
+      if (p_.output.extents.size() < f.args.size()) {
+        error(pf.loc, std::string(how) +
+                          " sampling places points over the output's extents; "
+                          "the output has fewer dimensions than " +
+                          q(f.name));
+      }
+      if (pf.sampling == SamplingKind::Importance && !importance_source(p_)) {
+        error(pf.loc,
+              "importance sampling computes its map from an input image of 2 or 3 "
+              "dimensions; the pipeline has none");
+      }
+      // The mask and the reconstruction are whole-image passes at root: f is computed at
+      // root, and adaptive sampling's coarse grid (computed first, at root too) needs
+      // what f reads there.
+      if (fs.compute && fs.compute->kind == LevelKind::At) {
+        error(fs.compute->loc, q(f.name) + " is perforated by " + how +
+                                   " sampling, whose reconstruction reads all of it: compute "
+                                   "it at root");
+      }
+      if (pf.sampling == SamplingKind::Adaptive) {
+        std::vector<std::string> todo(callees_[f.name].begin(), callees_[f.name].end());
+        std::set<std::string> seen;
+        while (!todo.empty()) {
+          std::string g = todo.back();
+          todo.pop_back();
+          if (!seen.insert(g).second || !func(g)) continue;
+          LoopLevel l = compute_of(g);
+          if (l.kind == LevelKind::At) {
+            error(l.loc, q(g) + " is computed at a loop of " + q(l.func) + ", but " + q(f.name) +
+                             "'s adaptive sampling reads it at root (its coarse "
+                             "grid is computed first)");
+          }
+          if (l.kind == LevelKind::Inline) {
+            for (const std::string& h : callees_[g]) todo.push_back(h);
+          }
+        }
+      }
     }
   }
 

@@ -60,6 +60,10 @@ TEST(Perforation, SpacingOneAndFullFractionsAreExact) {
            "A.perforate_reduction(i, grid(1))\nout.perforate_reduction(i, fraction(1.0))",
            "out.loop_perforate(x, stride(1)).loop_perforate(y, truncate(0.0, last))",
            "A.loop_perforate(i, truncate(0, first))\nout.channels(3)",
+           "out.perforate(importance(1.0))",
+           "out.perforate(adaptive(2, 1.0), nearest)",
+           "A.perforate(adaptive(3, 1.0), gaussian(sigma = 1.5))",
+           "A.perforate(importance(f = 1), varying_gaussian(sigma0 = 2))",
        }) {
     SCOPED_TRACE(text);
     Variant v = run_variant(*jit, c, text);
@@ -289,7 +293,10 @@ TEST(Perforation, CheckerNamesTheArgumentAtFault) {
            {"A.perforate(adaptive(3, 0.25), nearest, on_demand)", "1:41",
             "on-demand reconstruction needs grid sampling"},
            {"A.perforate(adaptive(k = 3, f = 1.5))", "1:33", "adaptive's f must be in (0, 1]"},
-           {"A.perforate(adaptive(3, 0.25))", "1:3", "adaptive sampling is not implemented yet"},
+           {"A.perforate(adaptive(3, 0.25), linear)", "1:3",
+            "linear reconstruction needs grid sampling"},
+           {"A.perforate(grid(2), gaussian)", "1:3",
+            "gaussian reconstruction of grid samples is not implemented yet"},
            {"A.perforate(grid(2)).perforate(grid(4))", "1:22", "'A' is perforated twice"},
            {"A.perforate(grid(2)).compute_inline()", "1:22", "'A' is perforated"},
            {"A.perforate_reduction(j, grid(2))", "1:23", "'A' has no reduction variable 'j'"},
@@ -341,7 +348,12 @@ std::string random_approximations(const Pipeline& p, std::mt19937_64& rng) {
     if (!f.updates.empty() || f.args.empty() || !chance(0.6)) continue;
     std::vector<std::string> ds;
     const int dims = static_cast<int>(f.args.size());
-    if (chance(0.6)) {
+    if ((dims == 2 || dims == 3) && f.args.size() <= p.output.extents.size() && chance(0.2)) {
+      static const char* kHow[] = {"nearest", "gaussian(sigma = 1.5)", "varying_gaussian"};
+      std::string sampling =
+          pick(2) ? "adaptive(" + std::to_string(2 + pick(2)) + ", 0.5)" : "importance(0.4)";
+      ds.push_back("perforate(" + sampling + ", " + kHow[pick(3)] + ")");
+    } else if (chance(0.6)) {
       std::string g = "grid(";
       for (int d = 0; d < std::min(dims, 2); ++d)
         g += (d ? ", " : "") + std::to_string(1 + pick(4));
@@ -422,7 +434,7 @@ void run_random_perforations(int per_pipeline, uint64_t seed, bool paper_pipelin
 
 #ifdef STIPPLE_PERFORATION_SLOW
 // Every benchmark pipeline (label `slow`).
-TEST(PerforationRandomSlow, EightPerPipeline) { run_random_perforations(8, 11, false); }
+TEST(PerforationRandomSlow, FourPerPipeline) { run_random_perforations(4, 11, false); }
 #else
 // The image-perforation paper's seven pipelines (label `asan`).
 TEST(PerforationRandom, ThreePerPaperPipeline) { run_random_perforations(3, 20261122, true); }
