@@ -494,7 +494,7 @@ llvm::Value* CodeGen::emit_input_load(const Call* op) {
     coords.push_back(emit(op->args[d]));
     varying = varying || coords.back()->getType()->isVectorTy();
   }
-  if (!varying || !dense_lanes(coords)) return input_with_boundary(buf, op->type, coords);
+  if (!varying || row_stride(coords) == 0) return input_with_boundary(buf, op->type, coords);
   // A row of lanes: one plain load when all of it lies inside the image (every vector but
   // those at the left and right edges), per-lane boundary handling otherwise. Inside a
   // versioned reduction whose corners were checked (codegen_input_rows.cpp), no check.
@@ -525,8 +525,12 @@ llvm::Value* CodeGen::input_row(const BufferInfo& buf, Type type,
   for (int d = 1; d < buf.dims; ++d) at.push_back(b_.CreateSExt(coords[d], b_.getInt64Ty()));
   llvm::Type* et = memory_type(type);
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
-  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, at), vt->getPointerTo());
-  llvm::Value* row = b_.CreateAlignedLoad(vt, p, llvm::Align(bytes_of(type.code)));
+  const llvm::Align align(bytes_of(type.code));
+  const int64_t stride = row_stride(coords);
+  llvm::Value* row =
+      stride > 1 ? strided_row(et, element_pointer(buf, at), stride, align)
+                 : b_.CreateAlignedLoad(
+                       vt, b_.CreateBitCast(element_pointer(buf, at), vt->getPointerTo()), align);
   if (type.is_bool()) row = b_.CreateICmpNE(row, llvm::ConstantInt::get(vt, 0));
   return row;
 }

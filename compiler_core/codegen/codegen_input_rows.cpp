@@ -131,7 +131,7 @@ std::vector<llvm::Value*> CodeGen::versioned_for_input_rows(
       const BufferInfo& buf = find_buffer(read->name);
       std::vector<llvm::Value*> coords;
       for (const Expr& a : read->args) coords.push_back(emit(a));
-      if (!coords[0]->getType()->isVectorTy() || !dense_lanes(coords)) {
+      if (row_stride(coords) == 0) {
         rows.erase(read);
         continue;
       }
@@ -170,7 +170,7 @@ std::vector<llvm::Value*> CodeGen::versioned_for_input_rows(
 llvm::Value* CodeGen::row_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   llvm::Value* lane0 =
       b_.CreateSExt(b_.CreateExtractElement(coords[0], uint64_t{0}), b_.getInt64Ty());
-  llvm::Value* last = b_.CreateAdd(lane0, i64(lanes_ - 1));
+  llvm::Value* last = b_.CreateAdd(lane0, i64((lanes_ - 1) * row_stride(coords)));
   llvm::Value* inside =
       b_.CreateAnd(b_.CreateICmpSGE(lane0, i64(0)), b_.CreateICmpSLT(last, buf.extent[0]));
   for (int d = 1; d < buf.dims; ++d) {

@@ -19,6 +19,11 @@
 
 namespace stipple::codegen {
 
+/// The largest lane stride of a row read loaded as one stretch (row_stride), and the most
+/// elements such a stretch may span.
+inline constexpr int64_t kMaxRowStride = 8;
+inline constexpr int64_t kMaxRowSpan = 128;
+
 /// A buffer in scope: an external one (loaded from its descriptor on entry) or a local
 /// Allocate. Every field is an SSA value of the current function.
 struct BufferInfo {
@@ -104,6 +109,15 @@ class CodeGen {
   /// True when `coords` address consecutive elements lane by lane: dimension 0 advances
   /// by one per lane and the others are uniform (dimension 0 is dense in every buffer).
   bool dense_lanes(const std::vector<llvm::Value*>& coords) const;
+  /// The lane stride s of a row read: dimension 0 advances by s (1 to kMaxRowStride) per
+  /// lane and the other coordinates are uniform; 0 otherwise. Rows with s > 1 (a grid
+  /// perforated stage reading its producer at x * s) are loaded as one contiguous
+  /// stretch and shuffled (strided_row) rather than gathered lane by lane.
+  int64_t row_stride(const std::vector<llvm::Value*>& coords) const;
+  /// Lanes base, base + s, ..., base + (lanes - 1) * s of memory at `p` (elements of type
+  /// et): a masked load of the (lanes - 1) * s + 1 elements they span (nothing past the
+  /// last lane is touched), then a shuffle.
+  llvm::Value* strided_row(llvm::Type* et, llvm::Value* p, int64_t stride, llvm::Align align);
   llvm::Value* lane_pointers(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   void emit_vector_if(const IfThenElse* op, llvm::Value* cond);
   /// Stipple's f32 exp of a scalar or of every lane, bit for bit stipple::exp_f32

@@ -230,6 +230,31 @@ bool CodeGen::dense_lanes(const std::vector<llvm::Value*>& coords) const {
   return s && *s == 1;
 }
 
+int64_t CodeGen::row_stride(const std::vector<llvm::Value*>& coords) const {
+  if (coords.empty() || !coords[0]->getType()->isVectorTy()) return 0;
+  for (size_t d = 1; d < coords.size(); ++d) {
+    if (coords[d]->getType()->isVectorTy()) return 0;
+  }
+  std::optional<int64_t> s = lane_stride(coords[0]);
+  if (!s || *s < 1 || *s > kMaxRowStride || lanes_ * *s > kMaxRowSpan) return 0;
+  return *s;
+}
+
+llvm::Value* CodeGen::strided_row(llvm::Type* et, llvm::Value* p, int64_t stride,
+                                  llvm::Align align) {
+  const unsigned span = static_cast<unsigned>((lanes_ - 1) * stride + 1);
+  const unsigned wide = static_cast<unsigned>(lanes_ * stride);
+  llvm::Type* wt = llvm::FixedVectorType::get(et, wide);
+  std::vector<llvm::Constant*> bits;
+  for (unsigned i = 0; i < wide; ++i) bits.push_back(b_.getInt1(i < span));
+  llvm::Value* all =
+      b_.CreateMaskedLoad(wt, b_.CreateBitCast(p, wt->getPointerTo()), align,
+                          llvm::ConstantVector::get(bits), llvm::Constant::getNullValue(wt));
+  std::vector<int> pick;
+  for (int i = 0; i < lanes_; ++i) pick.push_back(static_cast<int>(i * stride));
+  return b_.CreateShuffleVector(all, pick);
+}
+
 llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   llvm::Type* et = memory_type(Type(buf.type));
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
@@ -254,6 +279,14 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
     llvm::Value* p = b_.CreateBitCast(element_pointer(buf, lane0), vt->getPointerTo());
     if (mask_) return b_.CreateMaskedLoad(vt, p, align, mask_, zero);
     return b_.CreateAlignedLoad(vt, p, align);
+  }
+  if (const int64_t s = row_stride(coords); s > 1 && !mask_) {
+    std::vector<llvm::Value*> lane0;
+    for (llvm::Value* c : coords) {
+      if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
+      lane0.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
+    }
+    return strided_row(et, element_pointer(buf, lane0), s, align);
   }
   llvm::Value* all = llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), zero));
   return b_.CreateMaskedGather(vt, lane_pointers(buf, coords), align, mask_ ? mask_ : all, zero);

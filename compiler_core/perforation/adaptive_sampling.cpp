@@ -37,27 +37,30 @@ output mask
 constexpr const char* kAdaptiveSchedule = R"(
 priority.compute_root().parallel(y).vectorize(x, 8)
 peak.compute_root()
-bin.compute_root()
+bin.compute_root().vectorize(x, 16)
 cells.compute_root()
 target.compute_root()
 wanted1.compute_root()
-fine.compute_root().parallel(y)
-mask.compute_root().parallel(y)
+fine.compute_root().vectorize(x, 16).parallel(y)
+mask.compute_root().vectorize(x, 16).parallel(y)
 )";
 
 // Rounds of refinement: round i refines the wanted_i cells of highest priority; its
 // points per refined cell scale R for round i + 1 (they differ from k̂² - 1 where fine
 // grids overlap, for even k). The last round gives `refined`, `fine` and `mask`.
-constexpr int kRounds = 4;
+// For odd k the fine grids are the cells themselves and never overlap; a second round
+// corrects for the cells cut by the image's edges.
+constexpr int kRoundsEvenK = 4;
+constexpr int kRoundsOddK = 2;
 
 std::string mask_funcs(const std::string& refined, const std::string& fine, const std::string& mask,
                        int64_t k, int64_t h);
 
-std::string rounds_text(int64_t k, int64_t h) {
+std::string rounds_text(int64_t k, int64_t h, int rounds) {
   std::string t;
-  for (int i = 1; i <= kRounds; ++i) {
+  for (int i = 1; i <= rounds; ++i) {
     const std::string n = std::to_string(i), next = std::to_string(i + 1);
-    const bool last = i == kRounds;
+    const bool last = i == rounds;
     const std::string refined = last ? "refined" : "refined" + n;
     const std::string fine = last ? "fine" : "fine" + n;
     const std::string mask = last ? "mask" : "mask" + n;
@@ -77,18 +80,18 @@ std::string rounds_text(int64_t k, int64_t h) {
   return t;
 }
 
-std::string rounds_schedule() {
+std::string rounds_schedule(int rounds) {
   std::string t;
-  for (int i = 1; i <= kRounds; ++i) {
+  for (int i = 1; i <= rounds; ++i) {
     const std::string n = std::to_string(i);
     t += "cut" + n + ".compute_root()\n";
-    if (i < kRounds) {
-      t += "refined" + n + ".compute_root()\n";
-      t += "mask" + n + ".compute_root().parallel(y)\n";
+    if (i < rounds) {
+      t += "refined" + n + ".compute_root().vectorize(x, 16)\n";
+      t += "mask" + n + ".compute_root().vectorize(x, 16).parallel(y)\n";
       t += "count" + n + ".compute_root()\n";
       t += "wanted" + std::to_string(i + 1) + ".compute_root()\n";
     } else {
-      t += "refined.compute_root()\n";
+      t += "refined.compute_root().vectorize(x, 16)\n";
     }
   }
   return t;
@@ -128,8 +131,9 @@ SampleMask add_adaptive_sampling(Pipeline& host, Schedule& host_schedule, const 
                          "adaptive sampling of " + coarse);
   const int64_t khat = k % 2 == 0 ? k + 1 : k;
   const int64_t h = khat / 2;
+  const int rounds = k % 2 == 0 ? kRoundsEvenK : kRoundsOddK;
   std::string text =
-      fill_template(fill_template(kAdaptive, {{"ROUNDS", rounds_text(k, h)}}, false),
+      fill_template(fill_template(kAdaptive, {{"ROUNDS", rounds_text(k, h, rounds)}}, false),
                     {{"T", to_string(type)},
                      {"CDIM", dims == 3 ? ", c" : ""},
                      {"CV", dims == 3 ? ", c" : ""},
@@ -146,7 +150,7 @@ SampleMask add_adaptive_sampling(Pipeline& host, Schedule& host_schedule, const 
   std::vector<Expr> coarse_extents{cells(extents[0]), cells(extents[1])};
   if (dims == 3) coarse_extents.push_back(extents[2]);
   std::string mask = add_template_stages(
-      host, host_schedule, text, std::string(kAdaptiveSchedule) + rounds_schedule(), prefix,
+      host, host_schedule, text, std::string(kAdaptiveSchedule) + rounds_schedule(rounds), prefix,
       {{"coarse", {coarse, coarse_extents}}, {"domain", {"", {extents[0], extents[1]}}}});
   return {mask, prefix + "$sigma"};
 }

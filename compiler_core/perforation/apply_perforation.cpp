@@ -331,9 +331,14 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       if (g.name == out) g.name = output_samples_name(out);
     }
   }
+  // Adaptive sampling's coarse grids: at root, with the loops of the func they sample
+  // (the same variables: its tiles, vectors and parallel loop).
   for (Func& g : added) {
-    FuncSchedule& fs = t.funcs[g.name];
+    const std::string sampled = g.name.substr(0, g.name.find('$'));
+    FuncSchedule fs;
+    if (const FuncSchedule* of = t.find(sampled)) fs.stages = of->stages;
     fs.compute = LoopLevel::root();
+    t.funcs[g.name] = std::move(fs);
     q.funcs.push_back(std::move(g));
   }
   // Irregular sampling: the mask and the reconstruction, over the output's first two

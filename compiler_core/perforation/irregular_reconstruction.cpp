@@ -155,9 +155,22 @@ std::string add_irregular_reconstruction(Pipeline& host, Schedule& host_schedule
       text += varying_tent("s", "den", "");
       text += "func recon(" + all + ") = select(mask(x, y) != 0, values(" + all + "), " +
               typed("f32(select(den(x, y) > 0.0, num(" + all + ") / den(x, y), f64(0.0)))") + ")\n";
-      schedule += "h.compute_root().vectorize(x, 8)\n";
-      for (const char* f : {"num_bx1", "num_bx2", "num_by1", "den_bx1", "den_bx2", "den_by1"}) {
-        schedule += std::string(f) + ".compute_root()\n";
+      schedule += "h.compute_root().vectorize(x, 8).parallel(y)\n";
+      for (const char* f : {"num", "den"}) {
+        const std::string n = f;
+        // The boxes: vectorised along x (their reads of the sums gather).
+        for (const char* box : {"_bx1", "_bx2", "_by1"}) {
+          schedule += n + box + ".compute_root().vectorize(x, 8).parallel(y)\n";
+        }
+        // The prefix sums: along x a scan per row (rows in parallel); along y a scan per
+        // column, vectorised across columns.
+        for (const char* sum : {"_bx1_sum", "_bx2_sum", "_by1_sum", "_sum"}) {
+          schedule += n + sum + ".vectorize(x, 8)\n";
+        }
+        schedule += n + "_bx1_sum.update(0).parallel(y)\n";
+        schedule += n + "_bx2_sum.update(0).parallel(y)\n";
+        schedule += n + "_by1_sum.update(0).reorder(x, y).vectorize(x, 8)\n";
+        schedule += n + "_sum.update(0).reorder(x, y).vectorize(x, 8)\n";
       }
       break;
     }

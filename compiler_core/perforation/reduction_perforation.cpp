@@ -1,7 +1,9 @@
 // Perforation of reductions (reduction_perforation.h).
 #include "compiler_core/perforation/reduction_perforation.h"
 
+#include <algorithm>
 #include <map>
+#include <optional>
 
 #include "compiler_core/ir/ir_mutator.h"
 #include "compiler_core/ir/substitute.h"
@@ -12,8 +14,53 @@ namespace {
 
 Expr i32(int64_t v) { return IntImm::make(Int32(), v); }
 
-// i32(f32(n) * p + 0.5): about p·n, rounded.
+// i32 arithmetic folded when both sides are constants (and x * 1, x + 0 left as x), so
+// that a perforated domain over constant bounds keeps constant bounds: codegen's vector
+// median and the input-row versioning need them.
+std::optional<int64_t> constant(const Expr& e) {
+  if (const IntImm* k = e.as<IntImm>()) return k->value;
+  return std::nullopt;
+}
+Expr add(const Expr& a, const Expr& b) {
+  auto x = constant(a), y = constant(b);
+  if (x && y) return i32(*x + *y);
+  if (y && *y == 0) return a;
+  if (x && *x == 0) return b;
+  return Add::make(a, b);
+}
+Expr sub(const Expr& a, const Expr& b) {
+  auto x = constant(a), y = constant(b);
+  if (x && y) return i32(*x - *y);
+  if (y && *y == 0) return a;
+  return Sub::make(a, b);
+}
+Expr mul(const Expr& a, const Expr& b) {
+  auto x = constant(a), y = constant(b);
+  if (x && y) return i32(*x * *y);
+  if (y && *y == 1) return a;
+  return Mul::make(a, b);
+}
+// Floor division, as the language's `/` for a positive divisor.
+Expr div(const Expr& a, const Expr& b) {
+  auto x = constant(a), y = constant(b);
+  if (x && y && *y > 0) return i32((*x - ((*x % *y) + *y) % *y) / *y);
+  if (y && *y == 1) return a;
+  return Div::make(a, b);
+}
+Expr max(const Expr& a, const Expr& b) {
+  auto x = constant(a), y = constant(b);
+  if (x && y) return i32(std::max(*x, *y));
+  return Max::make(a, b);
+}
+
+// i32(f32(n) * p + offset): about p·n (rounded with offset 0.5); folded, in the same
+// f32 arithmetic, when n is a constant.
 Expr scaled_count(const Expr& n, double p, double offset) {
+  if (const IntImm* k = n.as<IntImm>()) {
+    const float v =
+        static_cast<float>(k->value) * static_cast<float>(p) + static_cast<float>(offset);
+    return IntImm::make(Int32(), static_cast<int64_t>(v));
+  }
   Expr scaled = Add::make(Mul::make(Cast::make(Float32(), n), FloatImm::make(Float32(), p)),
                           FloatImm::make(Float32(), offset));
   return Cast::make(Int32(), scaled);
@@ -40,23 +87,22 @@ class PerforateReductions : public IRMutator {
     for (const ReductionVariable& rv : op->domain) {
       ReductionVariable n = rv;
       Expr v = Variable::make(rv.name, VarKind::Reduction);
-      Expr count = Add::make(Sub::make(rv.max, rv.min), i32(1));
+      Expr count = add(sub(rv.max, rv.min), i32(1));
       Expr kept;
       if (auto r = reductions_.find(rv.name); r != reductions_.end()) {
         perforated = true;
         if (r->second->fraction) {
           // Midpoints of `kept` equal parts: kept = n gives every iteration.
-          kept = Max::make(scaled_count(count, *r->second->fraction, 0.5), i32(1));
+          kept = max(scaled_count(count, *r->second->fraction, 0.5), i32(1));
           replacements[rv.name] =
-              Add::make(rv.min, Div::make(Mul::make(Add::make(Mul::make(v, i32(2)), i32(1)), count),
-                                          Mul::make(kept, i32(2))));
+              add(rv.min, div(mul(add(mul(v, i32(2)), i32(1)), count), mul(kept, i32(2))));
         } else {
           const int64_t s = r->second->stride;
-          kept = Max::make(Add::make(Div::make(Sub::make(rv.max, rv.min), i32(s)), i32(1)), i32(1));
-          replacements[rv.name] = Add::make(rv.min, Mul::make(v, i32(s)));
+          kept = max(add(div(sub(rv.max, rv.min), i32(s)), i32(1)), i32(1));
+          replacements[rv.name] = add(rv.min, mul(v, i32(s)));
         }
         n.min = i32(0);
-        n.max = Sub::make(kept, i32(1));
+        n.max = sub(kept, i32(1));
         Expr ratio = Div::make(Cast::make(Float32(), count), Cast::make(Float32(), kept));
         scale = scale.defined() ? Mul::make(scale, ratio) : ratio;
       } else if (auto l = loops_.find(rv.name); l != loops_.end()) {
@@ -64,14 +110,14 @@ class PerforateReductions : public IRMutator {
         perforated = true;
         if (lp.kind == LoopPerforationKind::Stride) {
           n.min = i32(0);
-          n.max = Div::make(Sub::make(rv.max, rv.min), i32(lp.stride));
-          replacements[rv.name] = Add::make(rv.min, Mul::make(v, i32(lp.stride)));
+          n.max = div(sub(rv.max, rv.min), i32(lp.stride));
+          replacements[rv.name] = add(rv.min, mul(v, i32(lp.stride)));
         } else {
           Expr skipped = scaled_count(count, lp.fraction, 0.0);
           if (lp.kind == LoopPerforationKind::TruncateLast) {
-            n.max = Sub::make(rv.max, skipped);
+            n.max = sub(rv.max, skipped);
           } else {
-            n.min = Add::make(rv.min, skipped);
+            n.min = add(rv.min, skipped);
           }
         }
       }

@@ -178,6 +178,34 @@ TEST(VectorAccess, DenseStridedAndGatheredReadsWithEveryTail) {
   }
 }
 
+TEST(VectorAccess, StridedRowsAreOneLoadAndAShuffleAtEveryEdge) {
+  // Reads of an input and of a func buffer at s * x (a grid-perforated stage reading its
+  // producer) for strides 2 to 8: inside the image one masked load of the span and a
+  // shuffle, per-lane boundary handling across its edges, and in a versioned reduction
+  // (x * 4 - i) unchecked. Widths put vectors inside, across and past each edge.
+  for (const char* boundary : {"", " mirror", " constant(-3)"}) {
+    std::string src = std::string("pipeline s\ninput in : f32[x, y]") + boundary +
+                      "\nfunc g(x, y) = in(x, y) * 2.0 + 1.0\n"
+                      "func f(x, y) = in(2 * x, y) + in(3 * x + 1, y) * 0.5 + in(8 * x - 5, y) + "
+                      "g(4 * x + 2, y) * 0.25 + sum(i in -3..3 : in(x * 4 - i, y))\n"
+                      "func out(x, y) = f(x, y)\noutput out\n";
+    for (int64_t width : {1, 5, 9, 17, 40}) {
+      Buffer in(ScalarType::Float32, {8 * width + 8, 3});
+      for (int64_t i = 0; i < in.element_count(); ++i) {
+        in.set_flat(i, static_cast<double>((i * 37) % 101) / 8);
+      }
+      for (const char* sched :
+           {"out.vectorize(x, 8)", "g.compute_root()\nf.compute_root().vectorize(x, 16)",
+            "g.compute_root().vectorize(x, 4)\nout.vectorize(x, 4)"}) {
+        Result r = run_both(src, sched, {{"in", in}}, {width, 3});
+        expect_same(r, std::string("boundary '") + boundary + "' width " + std::to_string(width) +
+                           " under " + sched);
+        EXPECT_NE(r.ir.find("shufflevector"), std::string::npos) << sched;
+      }
+    }
+  }
+}
+
 TEST(VectorDivMod, PowersOfTwoMatchTheEvaluatorOnNegativeAndExtremeValues) {
   // Floor division and Euclidean modulo by 1, 2, 4 and 2^30 become a shift and a mask;
   // -7 / 2 == -4 and -7 % 2 == 1 must still hold, and the extremes must not overflow.

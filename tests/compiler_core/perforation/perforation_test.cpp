@@ -434,7 +434,7 @@ void run_random_perforations(int per_pipeline, uint64_t seed, bool paper_pipelin
 
 #ifdef STIPPLE_PERFORATION_SLOW
 // Every benchmark pipeline (label `slow`).
-TEST(PerforationRandomSlow, FourPerPipeline) { run_random_perforations(4, 11, false); }
+TEST(PerforationRandomSlow, ThreePerPipeline) { run_random_perforations(3, 11, false); }
 #else
 // The image-perforation paper's seven pipelines (label `asan`).
 TEST(PerforationRandom, ThreePerPaperPipeline) { run_random_perforations(3, 20261122, true); }
