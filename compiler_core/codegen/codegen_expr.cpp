@@ -165,7 +165,10 @@ llvm::Value* CodeGen::emit(const Expr& e) {
     }
     case IRNodeType::Div: {
       auto* op = e.as<Div>();
-      return emit_div_mod(true, t, emit(op->a), emit(op->b));
+      llvm::Value* a = emit(op->a);
+      llvm::Value* r = emit_div_mod(true, t, a, emit(op->b));
+      if (vector_mode()) record_lane_division(r, a, op->b);
+      return r;
     }
     case IRNodeType::Mod: {
       auto* op = e.as<Mod>();

@@ -23,6 +23,7 @@ namespace stipple::codegen {
 /// elements such a stretch may span.
 inline constexpr int64_t kMaxRowStride = 8;
 inline constexpr int64_t kMaxRowSpan = 128;
+inline constexpr int64_t kMaxLaneDivisor = 16;
 
 /// A buffer in scope: an external one (loaded from its descriptor on entry) or a local
 /// Allocate. Every field is an SSA value of the current function.
@@ -186,6 +187,19 @@ class CodeGen {
   int64_t masked_loads_ = 0;            // masked func loads emitted so far (emit_vector_if)
   int64_t unversioned_under_mask_ = 0;  // reductions left unversioned under a mask, so far
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
+  /// Vectors that are n / s plus a uniform offset, n advancing by one per lane and s a
+  /// constant from 2 to kMaxLaneDivisor (a read of grid samples at x / s): when lane 0 of
+  /// n is a multiple of s, lane l is lane 0 plus l / s (window_load).
+  struct LaneDivision {
+    llvm::Value* numerator;
+    int64_t divisor;
+  };
+  std::unordered_map<llvm::Value*, LaneDivision> lane_divisions_;
+  void record_lane_division(llvm::Value* result, llvm::Value* numerator, const Expr& divisor);
+  /// A load of lanes whose dimension-0 coordinates are a LaneDivision (the others
+  /// uniform, no mask): when aligned, a masked load of the (lanes - 1) / s + 1 elements
+  /// they cover and a shuffle; otherwise a gather. nullptr when not such a load.
+  llvm::Value* window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   std::set<const Call*> inside_rows_;  // input reads known inside (versioned_for_input_rows)
   std::map<const Reduce*, llvm::Value*> fused_values_;  // see emit_fused_reductions
 

@@ -174,6 +174,15 @@ void CodeGen::record_lane_stride(llvm::Value* result, IRNodeType op, llvm::Value
       break;
     default: break;
   }
+  // n / s plus or minus a uniform value stays n / s shifted.
+  if (op == IRNodeType::Add || op == IRNodeType::Sub) {
+    auto a_div = lane_divisions_.find(a), c_div = lane_divisions_.find(c);
+    if (a_div != lane_divisions_.end() && sc && *sc == 0) {
+      lane_divisions_[result] = a_div->second;
+    } else if (op == IRNodeType::Add && c_div != lane_divisions_.end() && sa && *sa == 0) {
+      lane_divisions_[result] = c_div->second;
+    }
+  }
   // Strides stay small: a coordinate never moves by more than 2^20 per lane in practice,
   // and bounding it keeps lane0 + s * lane free of overflow in the analysis.
   if (s && *s > -(int64_t{1} << 20) && *s < (int64_t{1} << 20)) lane_strides_[result] = *s;
@@ -203,6 +212,7 @@ bool CodeGen::emit_vector_for(const For* op, llvm::Value* min, llvm::Value* exte
   lanes_ = 1;
   mask_ = nullptr;
   lane_strides_.clear();
+  lane_divisions_.clear();
   return true;
 }
 
@@ -255,6 +265,67 @@ llvm::Value* CodeGen::strided_row(llvm::Type* et, llvm::Value* p, int64_t stride
   return b_.CreateShuffleVector(all, pick);
 }
 
+void CodeGen::record_lane_division(llvm::Value* result, llvm::Value* numerator,
+                                   const Expr& divisor) {
+  const IntImm* k = divisor.as<IntImm>();
+  if (!k || k->value < 2 || k->value > kMaxLaneDivisor || !result->getType()->isVectorTy()) return;
+  std::optional<int64_t> s = lane_stride(numerator);
+  if (s && *s == 1) lane_divisions_[result] = {numerator, k->value};
+}
+
+llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
+  if (mask_ || coords.empty()) return nullptr;
+  auto div = lane_divisions_.find(coords[0]);
+  if (div == lane_divisions_.end()) return nullptr;
+  for (size_t d = 1; d < coords.size(); ++d) {
+    if (coords[d]->getType()->isVectorTy()) return nullptr;
+  }
+  const int64_t s = div->second.divisor;
+  llvm::Value* n0 = b_.CreateExtractElement(div->second.numerator, uint64_t{0});
+  llvm::Value* aligned = b_.CreateICmpEQ(
+      b_.CreateSRem(n0, llvm::ConstantInt::get(n0->getType(), static_cast<uint64_t>(s))),
+      llvm::ConstantInt::get(n0->getType(), 0));
+  llvm::BasicBlock* fast = new_block("window.aligned");
+  llvm::BasicBlock* slow = new_block("window.gather");
+  llvm::BasicBlock* after = new_block("window.end");
+  b_.CreateCondBr(aligned, fast, slow);
+
+  b_.SetInsertPoint(fast);
+  llvm::Type* et = memory_type(Type(buf.type));
+  llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
+  const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
+  std::vector<llvm::Value*> lane0;
+  for (llvm::Value* c : coords) {
+    if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
+    lane0.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
+  }
+  const int64_t window = (lanes_ - 1) / s + 1;
+  std::vector<llvm::Constant*> bits;
+  for (int i = 0; i < lanes_; ++i) bits.push_back(b_.getInt1(i < window));
+  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, lane0), vt->getPointerTo());
+  llvm::Value* loaded = b_.CreateMaskedLoad(vt, p, align, llvm::ConstantVector::get(bits),
+                                            llvm::Constant::getNullValue(vt));
+  std::vector<int> pick;
+  for (int i = 0; i < lanes_; ++i) pick.push_back(static_cast<int>(i / s));
+  llvm::Value* spread = b_.CreateShuffleVector(loaded, pick);
+  llvm::BasicBlock* fast_end = b_.GetInsertBlock();
+  b_.CreateBr(after);
+
+  b_.SetInsertPoint(slow);
+  llvm::Value* all = llvm::Constant::getAllOnesValue(
+      llvm::FixedVectorType::get(b_.getInt1Ty(), static_cast<unsigned>(lanes_)));
+  llvm::Value* gathered = b_.CreateMaskedGather(vt, lane_pointers(buf, coords), align, all,
+                                                llvm::Constant::getNullValue(vt));
+  llvm::BasicBlock* slow_end = b_.GetInsertBlock();
+  b_.CreateBr(after);
+
+  b_.SetInsertPoint(after);
+  llvm::PHINode* phi = b_.CreatePHI(vt, 2);
+  phi->addIncoming(spread, fast_end);
+  phi->addIncoming(gathered, slow_end);
+  return phi;
+}
+
 llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   llvm::Type* et = memory_type(Type(buf.type));
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
@@ -280,6 +351,7 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
     if (mask_) return b_.CreateMaskedLoad(vt, p, align, mask_, zero);
     return b_.CreateAlignedLoad(vt, p, align);
   }
+  if (llvm::Value* w = window_load(buf, coords)) return w;
   if (const int64_t s = row_stride(coords); s > 1 && !mask_) {
     std::vector<llvm::Value*> lane0;
     for (llvm::Value* c : coords) {

@@ -206,6 +206,30 @@ TEST(VectorAccess, StridedRowsAreOneLoadAndAShuffleAtEveryEdge) {
   }
 }
 
+TEST(VectorAccess, ReadsAtXOverSAreAWindowAndAShuffleWhenAligned) {
+  // Reads of a func buffer at x / s + k (grid samples read by a dense stage): a masked
+  // load of the (lanes - 1) / s + 1 elements and a shuffle when lane 0's x is a multiple
+  // of s, a gather otherwise (the splits below start vectors at odd places too), for
+  // powers of two and others, negative coordinates included.
+  std::string src =
+      "pipeline w\ninput in : f32[x, y]\nfunc g(x, y) = in(x, y) * 3.0 + f32(x)\n"
+      "func out(x, y) = g(x / 2, y) + g(x / 4 + 1, y) * 0.5 + g((x - 3) / 3, y) + "
+      "g(x / 8 - 1, y) * 0.25 + g(x / 16, y)\noutput out\n";
+  for (int64_t width : {1, 7, 16, 33, 70}) {
+    Buffer in(ScalarType::Float32, {width + 8, 3});
+    for (int64_t i = 0; i < in.element_count(); ++i) {
+      in.set_flat(i, static_cast<double>((i * 37) % 101) / 8);
+    }
+    for (const char* sched :
+         {"g.compute_root()\nout.vectorize(x, 16)", "g.compute_root()\nout.vectorize(x, 8)",
+          "g.compute_root()\nout.split(x, xo, xi, 5).vectorize(xi, 4)"}) {
+      Result r = run_both(src, sched, {{"in", in}}, {width, 3});
+      expect_same(r, "width " + std::to_string(width) + " under " + sched);
+      EXPECT_NE(r.ir.find("window.aligned"), std::string::npos) << sched;
+    }
+  }
+}
+
 TEST(VectorDivMod, PowersOfTwoMatchTheEvaluatorOnNegativeAndExtremeValues) {
   // Floor division and Euclidean modulo by 1, 2, 4 and 2^30 become a shift and a mask;
   // -7 / 2 == -4 and -7 % 2 == 1 must still hold, and the extremes must not overflow.
