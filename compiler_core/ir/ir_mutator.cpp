@@ -148,4 +148,15 @@ Stmt IRMutator::visit(const Evaluate* op) {
   return Evaluate::make(std::move(value));
 }
 
+void mutate_updates(Func& f, IRMutator& m) {
+  for (UpdateDef& u : f.updates) {
+    for (Expr& e : u.args) e = m.mutate(e);
+    u.value = m.mutate(u.value);
+    for (ReductionVariable& rv : u.domain) {
+      rv.min = m.mutate(rv.min);
+      rv.max = m.mutate(rv.max);
+    }
+  }
+}
+
 }  // namespace stipple

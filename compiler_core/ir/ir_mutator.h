@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "compiler_core/ir/ir.h"
+#include "compiler_core/ir/pipeline.h"
 
 namespace stipple {
 
@@ -23,5 +24,9 @@ class IRMutator {
   IR_STMT_NODES(IR_MUTATE_DECL)
 #undef IR_MUTATE_DECL
 };
+
+/// Mutates every expression of f's update definitions: each one's left side, value and
+/// domain bounds (the pure value is left to the caller, which often treats it apart).
+void mutate_updates(Func& f, IRMutator& m);
 
 }  // namespace stipple

@@ -306,14 +306,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
                    IntImm::make(UInt8(), 0));
       f.value = Select::make(sampled, body, zero_of(f.type));
     }
-    for (UpdateDef& u : f.updates) {
-      for (Expr& e : u.args) e = rewrite_reads.mutate(e);
-      u.value = rewrite_reads.mutate(u.value);
-      for (ReductionVariable& rv : u.domain) {
-        rv.min = rewrite_reads.mutate(rv.min);
-        rv.max = rewrite_reads.mutate(rv.max);
-      }
-    }
+    mutate_updates(f, rewrite_reads);
   }
 
   // Schedules of the computed points: realised, at root unless set.

@@ -87,14 +87,7 @@ std::string add_template_stages(Pipeline& host, Schedule& host_schedule, std::st
     g.name = bind.renamed(f.name);
     STIPPLE_INTERNAL_CHECK(!host.find_func(g.name), "'" + g.name + "' already exists");
     g.value = bind.mutate(f.value);
-    for (UpdateDef& u : g.updates) {
-      for (Expr& e : u.args) e = bind.mutate(e);
-      u.value = bind.mutate(u.value);
-      for (ReductionVariable& rv : u.domain) {
-        rv.min = bind.mutate(rv.min);
-        rv.max = bind.mutate(rv.max);
-      }
-    }
+    mutate_updates(g, bind);
     added.push_back(std::move(g));
   }
   for (Func& g : added) host.funcs.push_back(std::move(g));
