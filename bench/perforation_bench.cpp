@@ -17,9 +17,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -32,6 +30,8 @@
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/runtime/thread_pool.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "datasets/benchmark/manifest.h"
+#include "datasets/benchmark/resample.h"
 
 namespace {
 
@@ -97,30 +97,13 @@ class Variant {
 
 // The test (or train) photos of the benchmark manifest at 820x614.
 std::vector<std::string> photos(const std::string& images, const std::string& split) {
-  std::ifstream in(source_path("datasets/benchmark/manifest.tsv"));
+  const std::string path = source_path("datasets/benchmark/manifest.tsv");
+  dataset::Manifest manifest = dataset::parse_manifest(dataset::read_text_file(path), path);
   std::vector<std::string> out;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty() || line[0] == '#') continue;
-    std::vector<std::string> f;
-    std::stringstream ss(line);
-    for (std::string cell; std::getline(ss, cell, '\t');) f.push_back(cell);
-    if (f.size() < 8 || f[6] != "820x614" || (split != "all" && f[5] != split)) continue;
-    std::string path = images + "/" + std::filesystem::path(f[7]).filename().string();
-    if (std::filesystem::exists(path)) out.push_back(path);
-  }
-  return out;
-}
-
-// An RGGB mosaic of an RGB photo (f32 in [0, 1]), for demosaic.
-Buffer mosaic(const Buffer& rgb) {
-  Buffer out(ScalarType::Float32, {rgb.extent(0), rgb.extent(1)});
-  for (int64_t y = 0; y < rgb.extent(1); ++y) {
-    for (int64_t x = 0; x < rgb.extent(0); ++x) {
-      int64_t c = (x % 2 == 0 && y % 2 == 0) ? 0 : (x % 2 == 1 && y % 2 == 1) ? 2 : 1;
-      const int64_t at[] = {x, y, c}, to[] = {x, y};
-      out.set(to, rgb.get(at));
-    }
+  for (const dataset::ManifestRow& row : manifest.rows) {
+    if (row.resolution != "820x614" || (split != "all" && row.split != split)) continue;
+    std::string photo = images + "/" + std::filesystem::path(row.output).filename().string();
+    if (std::filesystem::exists(photo)) out.push_back(photo);
   }
   return out;
 }
@@ -179,10 +162,9 @@ int main(int argc, char** argv) {
         Buffer photo = read_image(path);
         InputImages inputs;
         const InputDecl& in = p.inputs[0];
-        inputs[in.name] =
-            in.dim_names.size() == 2
-                ? mosaic(photo_to_input(photo, InputDecl{in.name, in.type, {"x", "y", "c"}}, path))
-                : photo_to_input(photo, in, path);
+        // demosaic reads an RGGB mosaic of the photo (datasets/benchmark/resample.h).
+        inputs[in.name] = photo_to_input(
+            in.dim_names.size() == 2 ? dataset::rgb8_to_bayer_rggb(photo) : photo, in, path);
         std::vector<int64_t> extents = output_extents(p, inputs);
         Buffer reference = exact.run(inputs, extents);
         row.perforated_de += mean_delta_e(perforated.run(inputs, extents), reference);

@@ -262,7 +262,7 @@ llvm::Value* CodeGen::strided_row(llvm::Type* et, llvm::Value* p, int64_t stride
                           llvm::ConstantVector::get(bits), llvm::Constant::getNullValue(wt));
   std::vector<int> pick;
   for (int i = 0; i < lanes_; ++i) pick.push_back(static_cast<int>(i * stride));
-  return b_.CreateShuffleVector(all, pick);
+  return b_.CreateShuffleVector(all, pick, "strided.row");
 }
 
 void CodeGen::record_lane_division(llvm::Value* result, llvm::Value* numerator,

@@ -268,7 +268,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
   // Definitions: perforated reductions, computed points, rewritten reads. Funcs added
   // here and below read the computed points directly.
   RewriteReads rewrite_reads(rewriter, rules);
-  std::vector<Func> added;
+  std::vector<std::pair<Func, std::string>> coarse_grids;  // and the func each samples
   for (Func& f : q.funcs) {
     auto a = approximations.find(f.name);
     if (a != approximations.end()) {
@@ -299,7 +299,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
         Expr on_grid = And::make(EQ::make(Mod::make(vars[0], i32(pf.k)), i32(0)),
                                  EQ::make(Mod::make(vars[1], i32(pf.k)), i32(0)));
         body = Select::make(on_grid, Call::make(f.type, coarse.name, at, CallType::Func), body);
-        added.push_back(std::move(coarse));
+        coarse_grids.push_back({std::move(coarse), f.name});
       }
       Expr sampled =
           NE::make(Call::make(UInt8(), prefix + "$mask", {vars[0], vars[1]}, CallType::Func),
@@ -326,8 +326,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
   }
   // Adaptive sampling's coarse grids: at root, with the loops of the func they sample
   // (the same variables: its tiles, vectors and parallel loop).
-  for (Func& g : added) {
-    const std::string sampled = g.name.substr(0, g.name.find('$'));
+  for (auto& [g, sampled] : coarse_grids) {
     FuncSchedule fs;
     if (const FuncSchedule* of = t.find(sampled)) fs.stages = of->stages;
     fs.compute = LoopLevel::root();
