@@ -5,17 +5,25 @@
 // and emission are target_machine.h's, shared with ahead-of-time compilation (aot.h).
 #include "compiler_core/codegen/jit.h"
 
+#include <llvm/ExecutionEngine/JITEventListener.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/RTDyldObjectLinkingLayer.h>
+#include <llvm/ExecutionEngine/SectionMemoryManager.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 #include <llvm/MC/SubtargetFeature.h>
+#include <llvm/Object/SymbolSize.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <mutex>
 
 #include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/ir/error.h"
@@ -40,6 +48,44 @@ T unwrap(llvm::Expected<T> v, const std::string& what) {
   if (!v) fail(what, v.takeError());
   return std::move(*v);
 }
+
+// Writes the symbols of every object the JIT loads to /tmp/perf-PID.map, the format perf
+// reads for JIT code. Debian's LLVM 14 is built without LLVM_USE_PERF, so its own
+// PerfJITEventListener is not there.
+class PerfMapListener : public llvm::JITEventListener {
+ public:
+  void notifyObjectLoaded(ObjectKey, const llvm::object::ObjectFile& obj,
+                          const llvm::RuntimeDyld::LoadedObjectInfo& info) override {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (!out_) {
+      out_ = std::fopen(("/tmp/perf-" + std::to_string(::getpid()) + ".map").c_str(), "a");
+      if (!out_) return;
+    }
+    for (const auto& [symbol, size] : llvm::object::computeSymbolSizes(obj)) {
+      llvm::Expected<llvm::object::SymbolRef::Type> type = symbol.getType();
+      llvm::Expected<llvm::StringRef> name = symbol.getName();
+      llvm::Expected<uint64_t> address = symbol.getAddress();
+      llvm::Expected<llvm::object::section_iterator> section = symbol.getSection();
+      if (!type || !name || !address || !section || *type != llvm::object::SymbolRef::ST_Function ||
+          *section == obj.section_end()) {
+        llvm::consumeError(type.takeError());
+        llvm::consumeError(name.takeError());
+        llvm::consumeError(address.takeError());
+        llvm::consumeError(section.takeError());
+        continue;
+      }
+      const uint64_t load = info.getSectionLoadAddress(**section);
+      const uint64_t start = load + *address - (*section)->getAddress();
+      std::fprintf(out_, "%llx %llx %s\n", static_cast<unsigned long long>(start),
+                   static_cast<unsigned long long>(size), name->str().c_str());
+    }
+    std::fflush(out_);
+  }
+
+ private:
+  std::mutex mutex_;
+  std::FILE* out_ = nullptr;
+};
 
 }  // namespace
 
@@ -85,8 +131,21 @@ std::unique_ptr<JitCompiler> JitCompiler::create() {
   jtmb.setCPU(impl->target.cpu);
   jtmb.getFeatures() = llvm::SubtargetFeatures(impl->target.features);
   jtmb.setCodeGenOptLevel(llvm::CodeGenOpt::Default);
-  impl->jit = unwrap(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create(),
-                     "cannot create the JIT");
+  llvm::orc::LLJITBuilder builder;
+  builder.setJITTargetMachineBuilder(jtmb);
+  // STIPPLE_JIT_PERF=1 tells `perf` the JIT's symbols (/tmp/perf-PID.map, which perf
+  // report reads by itself): every parallel loop body is a function named after its stage and loop,
+  // so a profile splits the run time by stage.
+  if (const char* perf = std::getenv("STIPPLE_JIT_PERF"); perf && *perf && *perf != '0') {
+    builder.setObjectLinkingLayerCreator([](llvm::orc::ExecutionSession& es, const llvm::Triple&) {
+      auto layer = std::make_unique<llvm::orc::RTDyldObjectLinkingLayer>(
+          es, [] { return std::make_unique<llvm::SectionMemoryManager>(); });
+      static PerfMapListener listener;
+      layer->registerJITEventListener(listener);
+      return llvm::Expected<std::unique_ptr<llvm::orc::ObjectLayer>>(std::move(layer));
+    });
+  }
+  impl->jit = unwrap(builder.create(), "cannot create the JIT");
   llvm::orc::JITDylib& jd = impl->jit->getMainJITDylib();
   // The runtime the generated code calls, by address (the executable need not export it);
   // libm and libc (expf, memset) from the process.

@@ -22,16 +22,19 @@ namespace {
 // 35 KiB per 256x32 tile for the demosaic. Straight to glibc, each tile's frees shrink the
 // heap past its trim threshold and the next tile's mallocs grow it again with fresh pages
 // (page faults, TLB flushes): 22 ms per 1080p demosaic instead of 7 in a linked program.
-// So each thread keeps the last few blocks it freed and hands them out again. Blocks
-// above kMaxCachedBytes (whole intermediate images) go straight back to the C library,
-// so a finished pipeline holds at most kCachedBlocks * kMaxCachedBytes per thread.
+// Whole intermediate images have the same problem one level up: glibc maps them with
+// mmap and unmaps them on free, so every run of a pipeline faults in its compute_root
+// buffers again (a quarter of the time of a perforated median, mostly in the kernel).
+// So each thread keeps the last few blocks it freed and hands them out again, up to
+// kMaxCachedBytes in all; a finished pipeline holds at most that much per thread.
 constexpr size_t kAlign = 64;  // and the header in front of each block (its size)
-constexpr size_t kCachedBlocks = 16;
-constexpr size_t kMaxCachedBytes = size_t{4} << 20;
+constexpr size_t kCachedBlocks = 32;
+constexpr size_t kMaxCachedBytes = size_t{128} << 20;
 
 struct BlockCache {
-  void* blocks[kCachedBlocks] = {};  // each points at its header
+  void* blocks[kCachedBlocks] = {};  // each points at its header; oldest first
   size_t count = 0;
+  size_t bytes = 0;
   ~BlockCache() {
     for (size_t i = 0; i < count; ++i) std::free(blocks[i]);
   }
@@ -58,7 +61,9 @@ extern "C" void* stipple_malloc(int64_t bytes) {
   void* header;
   if (best < cache.count) {
     header = cache.blocks[best];
-    cache.blocks[best] = cache.blocks[--cache.count];
+    std::copy(cache.blocks + best + 1, cache.blocks + cache.count, cache.blocks + best);
+    --cache.count;
+    cache.bytes -= block_size(header);
     STIPPLE_UNPOISON(static_cast<char*>(header) + kAlign, block_size(header));
   } else {
     header = std::aligned_alloc(kAlign, n + kAlign);  // a multiple of the alignment
@@ -72,17 +77,24 @@ extern "C" void stipple_free(void* p) {
   if (!p) return;
   void* header = static_cast<char*>(p) - kAlign;
   BlockCache& cache = block_cache;
-  if (block_size(header) > kMaxCachedBytes) {
+  const size_t size = block_size(header);
+  if (size > kMaxCachedBytes) {
     std::free(header);
     return;
   }
-  if (cache.count == kCachedBlocks) {  // make room: the oldest goes
-    std::free(cache.blocks[0]);
-    std::copy(cache.blocks + 1, cache.blocks + kCachedBlocks, cache.blocks);
-    --cache.count;
+  // Make room: the oldest blocks go.
+  size_t drop = 0, dropped_bytes = 0;
+  while (drop < cache.count && (cache.count - drop == kCachedBlocks ||
+                                cache.bytes - dropped_bytes + size > kMaxCachedBytes)) {
+    dropped_bytes += block_size(cache.blocks[drop]);
+    std::free(cache.blocks[drop++]);
   }
+  std::copy(cache.blocks + drop, cache.blocks + cache.count, cache.blocks);
+  cache.count -= drop;
+  cache.bytes -= dropped_bytes;
   // Under ASan a cached block is poisoned: a use after stipple_free is still reported.
-  STIPPLE_POISON(p, block_size(header));
+  STIPPLE_POISON(p, size);
+  cache.bytes += size;
   cache.blocks[cache.count++] = header;
 }
 

@@ -4,10 +4,12 @@
 // each boundary condition and element type, serial and parallel; a ten-stage chain whose
 // compile time is printed; the descriptor check on entry.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <thread>
 
 #include "compiler_core/codegen/jit.h"
@@ -141,6 +143,38 @@ TEST(Codegen, ParallelLoopMatchesSerialOnALargeImage) {
   Buffer at = run(blur.compute_at(ForType::Parallel, 300), in, Float32(), mins, extents);
   EXPECT_TRUE(parallel.same_contents(serial));
   EXPECT_TRUE(at.same_contents(serial));
+}
+
+TEST(Codegen, PerfMapNamesEveryParallelLoopBody) {
+  // STIPPLE_JIT_PERF=1: a JIT created then writes /tmp/perf-PID.map, which perf reads.
+  ::setenv("STIPPLE_JIT_PERF", "1", 1);
+  std::unique_ptr<JitCompiler> profiled = JitCompiler::create();
+  ::unsetenv("STIPPLE_JIT_PERF");
+  Blur blur(Float32(), BoundaryKind::Clamp);
+  auto fn = profiled->compile(blur.compute_root(ForType::Parallel));
+  Buffer in = random_buffer(ScalarType::Float32, {20, 10}, 0, 1, 5);
+  Buffer out(ScalarType::Float32, {0, 0}, {20, 10});
+  BufferDescriptor descs[] = {codegen::describe(in), codegen::describe(out)};
+  ASSERT_EQ((*fn)(descs, nullptr), 0);
+  const std::string path = "/tmp/perf-" + std::to_string(::getpid()) + ".map";
+  std::FILE* map = std::fopen(path.c_str(), "r");
+  ASSERT_NE(map, nullptr) << path;
+  bool entry = false, closure = false;
+  char line[512];
+  unsigned long long start = 0, size = 0;
+  char name[400];
+  while (std::fgets(line, sizeof line, map)) {
+    ASSERT_EQ(std::sscanf(line, "%llx %llx %399s", &start, &size, name), 3) << line;
+    EXPECT_GT(start, 0u);
+    EXPECT_GT(size, 0u);
+    const std::string n = name;
+    entry |= n == fn->symbol();
+    closure |= n.rfind(fn->symbol() + ".", 0) == 0 && n.find(".par") != std::string::npos;
+  }
+  std::fclose(map);
+  std::remove(path.c_str());
+  EXPECT_TRUE(entry) << "the function itself";
+  EXPECT_TRUE(closure) << "its parallel loop body";
 }
 
 TEST(Codegen, MismatchedDescriptorIsRejected) {
