@@ -363,8 +363,12 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       q.funcs.push_back(std::move(sigma));
     }
     STIPPLE_INTERNAL_CHECK(m.mask == prefix + "$mask", "mask named " + m.mask);
-    IrregularSamples samples{r.samples, f.type,    f.args.size(),
-                             m.mask,    m.density, {extents[0], extents[1]}};
+    IrregularSamples samples{r.samples, f.type, f.args.size(),           m.mask,
+                             m.density, 0.0,    {extents[0], extents[1]}};
+    // Adaptive sampling's sigma is 0.01 at fine points and sigma0 k elsewhere.
+    if (pf.sampling == SamplingKind::Adaptive) {
+      samples.max_sigma = std::max(0.01, pf.sigma * static_cast<double>(pf.k));
+    }
     std::string dense = add_irregular_reconstruction(q, t, prefix + "$r", samples, pf);
     STIPPLE_INTERNAL_CHECK(dense == r.dense, "reconstruction named " + dense);
   }

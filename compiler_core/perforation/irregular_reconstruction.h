@@ -10,7 +10,8 @@
 // - varying_gaussian(sigma0): the same ratio with a spatially varying filter: two box
 //   filters by repeated integration (Heckbert 1986), i.e. a tent, whose radius at each
 //   point comes from sigma(x) (sampling's `sigma` map; variance ((2h + 1)^2 - 1) / 6),
-//   along x then y, with prefix sums in f64 (the paper notes the precision it needs).
+//   along x then y, with prefix sums in f64 (the paper notes the precision it needs), or
+//   as direct sums in f32 when the largest sigma is known and small (adaptive sampling).
 //
 // Eq. (1) applied at computed points would blur them too; keeping their values makes
 // f = 1 exact and costs nothing. Where no computed point is near enough (G * S = 0), the
@@ -32,6 +33,7 @@ struct IrregularSamples {
   size_t dims = 2;
   std::string mask;           // u8 (x, y)
   std::string sigma;          // f32 (x, y): varying_gaussian's sigma per point, else empty
+  double max_sigma = 0;       // the largest value `sigma` takes; 0: not known
   std::vector<Expr> extents;  // of x and y: the domain of the passes
 };
 

@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <set>
 
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
@@ -130,8 +131,9 @@ TEST(IrregularSampling, MaskIsTheSameEvaluatedAndCompiled) {
 struct ReconstructionCase {
   Image im;
   Buffer mask, got;
-  std::string schedule;
-  explicit ReconstructionCase(const std::string& how) {
+  std::string schedule, prefix;
+  explicit ReconstructionCase(const std::string& how,
+                              const std::string& sampling = "importance(0.2)") {
     im.pipeline = compile_pipeline(R"(pipeline double_it
 input in : f32[x, y, c]
 func out(x, y, c) = in(x, y, c) * 2.0
@@ -142,8 +144,9 @@ output out
     im.inputs["in"] = photo_to_input(photo, im.pipeline.inputs[0], "people");
     im.width = photo.extent(0);
     im.height = photo.extent(1);
-    schedule = "out.perforate(importance(0.2), " + how + ")";
-    mask = compute_func(im, schedule, "out$importance$mask");
+    schedule = "out.perforate(" + sampling + ", " + how + ")";
+    prefix = sampling.rfind("importance", 0) == 0 ? "out$importance$" : "out$adaptive$";
+    mask = compute_func(im, schedule, prefix + "mask");
     Schedule s = compile_schedule(schedule, "<test>", im.pipeline);
     codegen::LoweredFunction f = lower(im.pipeline, s);
     auto jit = codegen::JitCompiler::create();
@@ -289,14 +292,15 @@ TEST(IrregularReconstruction, GaussianIsTheRecursiveNormalisedConvolution) {
   EXPECT_LT(worst_gaussian, 0.1);
 }
 
-TEST(IrregularReconstruction, VaryingGaussianIsTwoBoxFiltersOfTheLocalRadius) {
-  ReconstructionCase r("varying_gaussian(sigma0 = 0.7)");
+// The tent of two boxes of the local radius, written out as direct sums in double, against
+// the reconstruction of `r`. Returns the radii at the points checked.
+std::set<int64_t> expect_varying_tent(const ReconstructionCase& r) {
   const int64_t W = r.im.width, H = r.im.height, M = 40;
   // The sigma map over the image and a margin (the boxes of points near the edges reach
   // past it), from the evaluator.
   Schedule s = compile_schedule(r.schedule, "<test>", r.im.pipeline);
   Pipeline q = apply_perforation(r.im.pipeline, s).pipeline;
-  q.output.func = "out$importance$sigma";
+  q.output.func = r.prefix + "sigma";
   q.output.extents.resize(2);
   q.output.metric = ErrorMetric::Rmse;
   Buffer sigma = evaluate_pipeline_region(q, r.im.inputs, {}, {-M, -M}, {W + 2 * M, H + 2 * M});
@@ -332,10 +336,12 @@ TEST(IrregularReconstruction, VaryingGaussianIsTwoBoxFiltersOfTheLocalRadius) {
   };
   double worst = 0;
   int64_t checked = 0;
+  std::set<int64_t> radii;
   for (int64_t c = 0; c < 3; ++c) {
     for (int64_t y = 3; y < H; y += 11) {
       for (int64_t x = 5; x < W; x += 11) {
         if (r.sampled(x, y)) continue;
+        radii.insert(radius(x, y));
         double den = filtered(x, y, c, true);
         if (den == 0) continue;
         double want = filtered(x, y, c, false) / den;
@@ -347,6 +353,21 @@ TEST(IrregularReconstruction, VaryingGaussianIsTwoBoxFiltersOfTheLocalRadius) {
   }
   EXPECT_GT(checked, 100);
   EXPECT_LT(worst, 1e-4);
+  return radii;
+}
+
+TEST(IrregularReconstruction, VaryingGaussianIsTwoBoxFiltersOfTheLocalRadius) {
+  // Importance sampling's sigma has no bound: prefix sums in f64.
+  expect_varying_tent(ReconstructionCase("varying_gaussian(sigma0 = 0.7)"));
+}
+
+TEST(IrregularReconstruction, VaryingGaussianOfSmallRadiiIsTheSameTent) {
+  // Adaptive sampling's radii are 0 (fine points) and 5 (sigma0 k = 4.5): direct sums in
+  // f32. The points reconstructed are never fine ones (those are computed), so they have
+  // radius 5; the first boxes of their tents reach fine points, of radius 0.
+  std::set<int64_t> radii =
+      expect_varying_tent(ReconstructionCase("varying_gaussian(sigma0 = 1.5)", "adaptive(3, 0.3)"));
+  EXPECT_EQ(radii, (std::set<int64_t>{5}));
 }
 
 }  // namespace
