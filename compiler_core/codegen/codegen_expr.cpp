@@ -132,8 +132,9 @@ llvm::Value* CodeGen::emit(const Expr& e) {
       const Variable* op = e.as<Variable>();
       llvm::Value* v = find_var(op->name);
       STIPPLE_INTERNAL_CHECK(v != nullptr, "codegen: unbound variable '" + op->name + "'");
-      STIPPLE_INTERNAL_CHECK(v->getType()->getScalarType() == b_.getInt32Ty(),
-                             "codegen: variable '" + op->name + "' is bound to a non-i32 value");
+      STIPPLE_INTERNAL_CHECK(
+          v->getType()->getScalarType() == value_type(t),
+          "codegen: variable '" + op->name + "' is bound to a value of another type");
       return v;
     }
     case IRNodeType::Param: {

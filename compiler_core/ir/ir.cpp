@@ -128,6 +128,13 @@ Expr Variable::make(const std::string& name, VarKind kind) {
   return n;
 }
 
+Expr Variable::make_typed(Type t, const std::string& name) {
+  STIPPLE_INTERNAL_CHECK(!name.empty(), "Variable without a name");
+  Variable* n = new Variable(t);
+  n->name = name;
+  return n;
+}
+
 Expr Param::make(Type t, const std::string& name) {
   STIPPLE_INTERNAL_CHECK(!name.empty(), "Param without a name");
   Param* n = new Param(t);

@@ -204,13 +204,17 @@ struct Cast : ExprNode<Cast> {
 enum class VarKind : uint8_t { Pure, Reduction };
 
 /// A pure variable of a func (x, y, c) or a reduction variable bound by a Reduce node or
-/// by an update definition's reduction domain. Always i32.
+/// by an update definition's reduction domain: i32 (and the lowering's hoisted values,
+/// make_typed).
 struct Variable : ExprNode<Variable> {
   static constexpr IRNodeType kNodeType = IRNodeType::Variable;
   using ExprNode::ExprNode;
   std::string name;
   VarKind kind = VarKind::Pure;
   static Expr make(const std::string& name, VarKind kind = VarKind::Pure);
+  /// A variable of another type than i32: only lowering makes these, for values it binds
+  /// with a Let (hoist_invariant_reductions.h).
+  static Expr make_typed(Type t, const std::string& name);
 };
 
 /// A pipeline parameter (`param sigma : f32 = 4.0`), of the parameter's type.

@@ -8,12 +8,14 @@
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_mutator.h"
+#include "compiler_core/ir/ir_visitor.h"
 #include "compiler_core/ir/substitute.h"
 #include "compiler_core/perforation/adaptive_sampling.h"
 #include "compiler_core/perforation/grid_reconstruction.h"
 #include "compiler_core/perforation/importance_sampling.h"
 #include "compiler_core/perforation/irregular_reconstruction.h"
 #include "compiler_core/perforation/reduction_perforation.h"
+#include "compiler_core/perforation/stage_templates.h"
 #include "compiler_core/schedule/approximation.h"
 
 namespace stipple::perforation {
@@ -65,7 +67,49 @@ struct ReadRule {
   FuncApproximation approximation;
   std::string samples;  // the func holding the computed points
   std::string dense;    // precomputed reconstruction, or empty
+  std::string values;   // irregular: the func the reconstruction reads (samples, unless
+                        // they are compacted)
 };
+
+// A compacted sparse stage (see below): the func computing the points of one row side by
+// side, and what it needs.
+struct Compaction {
+  std::string func;    // the perforated func (its points are computed compacted)
+  std::string prefix;  // of its irregular sampling's funcs
+  Expr body;           // its value at (x, y, ...), before compaction
+  int64_t k = 0;       // adaptive: coarse points come from the coarse grid
+};
+
+// Compaction of the points of a row (prefix$compact$pos: how many points lie left of x;
+// prefix$compact$list: their x, in order), from the mask less the coarse grid.
+constexpr const char* kCompaction = R"(
+pipeline compaction
+input mask : u8[x, y]
+func chosen(x, y) = select(mask(x, y) != 0 && !(@ON_GRID@) && y >= 0 && y < mask.height, 1, 0)
+func pos(x, y) = 0
+pos(x, y) = pos(x - 1, y) + chosen(x - 1, y) for x in 1..mask.width
+func list(x, y) = 0
+# Rows as a reduction variable too: a pure y may not appear in x's position.
+list(clamp(select(chosen(x, r) != 0, pos(x, r), mask.width), 0, mask.width), r) = x
+    for x in 0..mask.width - 1, r in 0..mask.height - 1
+output list
+)";
+
+constexpr const char* kCompactionSchedule = R"(
+pos.compute_root().vectorize(x, 16)
+pos.update(0).parallel(y)
+list.compute_root().vectorize(x, 16).parallel(y)
+)";
+
+bool has_reduce(const Expr& e) {
+  struct Finder : IRVisitor {
+    bool found = false;
+    using IRVisitor::visit;
+    void visit(const Reduce*) override { found = true; }
+  } finder;
+  e.accept(&finder);
+  return finder.found;
+}
 
 class Rewriter {
  public:
@@ -226,6 +270,59 @@ void schedule_output_reconstruction(Schedule& t, const Func& f, const std::vecto
   t.funcs[out] = std::move(last);
 }
 
+// Computes the points of compaction `c` compacted: `samples` (the func that has the
+// perforated func's schedule) becomes, at (x, y, ...), the point of row y numbered x, so
+// that its vectors hold 16 points to compute (and its tiles beyond a row's count do
+// nothing); a dense func puts them in place (and adaptive sampling's coarse points, from
+// the coarse grid). Returns the name of the dense func.
+std::string add_compaction(Pipeline& q, Schedule& t, const Compaction& c,
+                           const std::string& samples, const std::vector<Expr>& extents) {
+  const std::string on_grid =
+      c.k > 0 ? "x % " + std::to_string(c.k) + " == 0 && y % " + std::to_string(c.k) + " == 0"
+              : "1 == 0";
+  const std::string list = add_template_stages(
+      q, t, fill_template(kCompaction, {{"ON_GRID", on_grid}}), kCompactionSchedule,
+      c.prefix + "$compact", {{"mask", {c.prefix + "$mask", {extents[0], extents[1]}}}});
+  const std::string pos = c.prefix + "$compact$pos";
+  Func* g = nullptr;
+  for (Func& h : q.funcs) {
+    if (h.name == samples) g = &h;
+  }
+  STIPPLE_INTERNAL_CHECK(g, "no func " + samples);
+  std::vector<Expr> vars = pure_vars(*g);
+  const Expr& x = vars[0];
+  const Expr& y = vars[1];
+  const Expr last = Sub::make(extents[0], i32(1));
+  auto clamp_x = [&](Expr e) { return Max::make(Min::make(std::move(e), last), i32(0)); };
+  Expr count = Call::make(Int32(), pos, {extents[0], y}, CallType::Func);
+  Expr point = clamp_x(Call::make(Int32(), list, {x, y}, CallType::Func));
+  g->value =
+      Select::make(LT::make(x, count), substitute(c.body, {{g->args[0], point}}), zero_of(g->type));
+
+  std::vector<Expr> at = vars;
+  at[0] = clamp_x(Call::make(Int32(), pos, {x, y}, CallType::Func));
+  Expr value = Call::make(g->type, samples, at, CallType::Func);
+  if (c.k > 0) {
+    std::vector<Expr> coarse = vars;
+    coarse[0] = Div::make(x, i32(c.k));
+    coarse[1] = Div::make(y, i32(c.k));
+    Expr grid = And::make(EQ::make(Mod::make(x, i32(c.k)), i32(0)),
+                          EQ::make(Mod::make(y, i32(c.k)), i32(0)));
+    value = Select::make(grid, Call::make(g->type, c.prefix + "$coarse", coarse, CallType::Func),
+                         value);
+  }
+  Func dense = func_like(*g, c.prefix + "$scattered", value);
+  FuncSchedule fs;
+  fs.compute = LoopLevel::root();
+  fs.stages[0].directives.push_back(
+      directive("vectorize", {ScheduleArg::make_name(g->args[0]), ScheduleArg::make_int(16)}));
+  fs.stages[0].directives.push_back(directive("parallel", {ScheduleArg::make_name(g->args[1])}));
+  t.funcs[dense.name] = std::move(fs);
+  const std::string name = dense.name;
+  q.funcs.push_back(std::move(dense));
+  return name;
+}
+
 }  // namespace
 
 PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
@@ -256,6 +353,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
     r.func = p.find_func(name);
     r.approximation = a;
     r.samples = name == out ? output_samples_name(out) : name;
+    r.values = r.samples;
     if (a.perforation && a.perforation->sampling != SamplingKind::Grid) {
       r.dense = irregular_prefix(name, *a.perforation) + "$r$recon";
     } else if (a.perforation && !a.perforation->on_demand && name != out) {
@@ -269,6 +367,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
   // here and below read the computed points directly.
   RewriteReads rewrite_reads(rewriter, rules);
   std::vector<std::pair<Func, std::string>> coarse_grids;  // and the func each samples
+  std::vector<Compaction> compactions;
   for (Func& f : q.funcs) {
     auto a = approximations.find(f.name);
     if (a != approximations.end()) {
@@ -304,7 +403,15 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       Expr sampled =
           NE::make(Call::make(UInt8(), prefix + "$mask", {vars[0], vars[1]}, CallType::Func),
                    IntImm::make(UInt8(), 0));
-      f.value = Select::make(sampled, body, zero_of(f.type));
+      if (f.name == out && has_reduce(f.value)) {
+        // A reduction at a quarter of the points, in vectors of 16 neighbours, still runs
+        // in most vectors. The output's points are computed compacted instead: each row's
+        // points side by side (their x from a list), then put in place.
+        compactions.push_back(
+            {f.name, prefix, f.value, pf.sampling == SamplingKind::Adaptive ? pf.k : 0});
+      } else {
+        f.value = Select::make(sampled, body, zero_of(f.type));
+      }
     }
     mutate_updates(f, rewrite_reads);
   }
@@ -363,7 +470,11 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       q.funcs.push_back(std::move(sigma));
     }
     STIPPLE_INTERNAL_CHECK(m.mask == prefix + "$mask", "mask named " + m.mask);
-    IrregularSamples samples{r.samples, f.type, f.args.size(),           m.mask,
+    std::string values = r.values;
+    for (const Compaction& c : compactions) {
+      if (c.func == name) values = add_compaction(q, t, c, r.samples, extents);
+    }
+    IrregularSamples samples{values,    f.type, f.args.size(),           m.mask,
                              m.density, 0.0,    {extents[0], extents[1]}};
     // Adaptive sampling's sigma is 0.01 at fine points and sigma0 k elsewhere.
     if (pf.sampling == SamplingKind::Adaptive) {

@@ -141,6 +141,43 @@ TEST(Lowering, OutputWithUpdatesMatchesEvaluator) {
   }
 }
 
+// A reduction that reads an inlined reduction at arguments free of its own variables
+// evaluates it once per point (hoist_invariant_reductions.h), with the same result bit for
+// bit; one that reads it at its own variables does not hoist it.
+TEST(Lowering, InvariantInnerReductionsAreHoisted) {
+  Pipeline p = compile_pipeline(
+      "pipeline hoist\n"
+      "input in : f32[x, y]\n"
+      "func s(x, y) = sum(j in -2..2 : in(x + j, y))\n"
+      "func t(x, y) = maximum(j in 0..2 : in(x, y + j))\n"
+      "func out(x, y) = sum(i in -1..1 : in(x, y + i) / s(x, y) + t(x + i, y))\n"
+      "output out\n",
+      "hoist.stp");
+  InputImages inputs;
+  Buffer in(ScalarType::Float32, {37, 11});
+  for (int64_t i = 0; i < in.element_count(); ++i) {
+    in.set_flat(i, static_cast<float>(0.5 + (i * 31 % 89) / 10.0));
+  }
+  inputs["in"] = in;
+  Buffer expected = evaluate_pipeline(p, inputs);
+  auto jit = codegen::JitCompiler::create();
+  for (const char* text : {"", "out.vectorize(x, 8).parallel(y)"}) {
+    SCOPED_TRACE(text);
+    Schedule s = compile_schedule(text, "s", p);
+    codegen::LoweredFunction f = lower(p, s);
+    const std::string nest = to_string(f.body);
+    // s is bound once, outside the sum over i; t (read at x + i) stays inside it.
+    const size_t hoisted = nest.find("let hoisted$");
+    ASSERT_NE(hoisted, std::string::npos) << nest;
+    EXPECT_EQ(nest.find("let hoisted$", hoisted + 1), std::string::npos) << nest;
+    EXPECT_LT(hoisted, nest.find("sum(i")) << nest;
+    auto fn = jit->compile(f);
+    Buffer got = run_lowered(*fn, f, p, inputs, {}, {37, 11});
+    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+  }
+}
+
 // The text the lead's `stipple lower` prints: the loop nest with its directives visible.
 TEST(Lowering, LoweredTextShowsTheLoopNest) {
   Pipeline p =
