@@ -247,8 +247,15 @@ class ApproximationReader {
         p.on_demand = true;
       } else if (m.name == "precomputed") {
         p.on_demand = false;
+      } else if (m.name == "compacted") {
+        if (p.sampling == SamplingKind::Grid) {
+          error(m.loc,
+                "compacted computation lists the points of adaptive or importance sampling; "
+                "grid samples are stored dense already");
+        }
+        p.compacted = true;
       } else {
-        error(m.loc, "expected on_demand or precomputed, found " + q(m.name));
+        error(m.loc, "expected on_demand, precomputed or compacted, found " + q(m.name));
       }
     } else if (p.reconstruction != ReconstructionKind::Nearest &&
                p.reconstruction != ReconstructionKind::Linear) {

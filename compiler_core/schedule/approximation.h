@@ -56,6 +56,9 @@ struct Perforation {
   /// Grid only: reads in later stages interpolate the stored samples where they read
   /// (§3.3) instead of reading a reconstructed dense copy.
   bool on_demand = true;
+  /// Adaptive and importance sampling of the output: its points are computed compacted,
+  /// each row's points side by side (apply_perforation.h), instead of a branch per point.
+  bool compacted = false;
   SourceLoc loc;
 };
 

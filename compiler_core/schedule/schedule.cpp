@@ -137,7 +137,7 @@ const std::vector<DirectiveSpec>& specs() {
        {S::Any},
        {S::Any, S::Name},
        false,
-       "perforate(sampling[, reconstruction[, on_demand | precomputed]])"},
+       "perforate(sampling[, reconstruction[, on_demand | precomputed | compacted]])"},
       {"perforate_reduction",
        DirectiveScope::Approximation,
        {S::Name, S::Any},

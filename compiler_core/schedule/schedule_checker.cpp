@@ -196,6 +196,11 @@ class ScheduleChecker {
                           "the output has fewer dimensions than " +
                           q(f.name));
       }
+      if (pf.compacted && f.name != p_.output.func) {
+        error(pf.loc, q(f.name) +
+                          "'s points cannot be compacted: only the output's are (the "
+                          "reconstruction of any other func reads it outside the image too)");
+      }
       if (pf.sampling == SamplingKind::Importance && !importance_source(p_)) {
         error(pf.loc,
               "importance sampling computes its map from an input image of 2 or 3 "

@@ -189,16 +189,16 @@ TEST(Perforation, MatchesAnIndependentImplementation) {
   }
 }
 
-TEST(Perforation, IrregularOutputsThatReduceAreComputedCompacted) {
-  // out reduces (17 taps), so its points are computed compacted: each row's points side
-  // by side from a list, then put in place. Computed points keep the exact value, and
-  // the compiled variant is the evaluated one bit for bit, under tiles and vectors too.
+TEST(Perforation, CompactedOutputsKeepTheirPointsExact) {
+  // `compacted`: each row's points are computed side by side from a list, then put in
+  // place. Computed points keep the exact value, and the compiled variant is the
+  // evaluated one bit for bit, under tiles and vectors too.
   auto jit = codegen::JitCompiler::create();
   Case c(pipeline_path("two_pass_blur"), 45, 31);
   for (const std::string sampling : {"importance(0.3)", "adaptive(2, 0.3)"}) {
     for (const std::string fusion :
          {"", ".tile(x, y, xo, yo, xi, yi, 16, 8).vectorize(xi, 8).parallel(yo)"}) {
-      const std::string text = "out.perforate(" + sampling + ", nearest)" + fusion;
+      const std::string text = "out.perforate(" + sampling + ", nearest, compacted)" + fusion;
       SCOPED_TRACE(text);
       Schedule s = compile_schedule(text, "<test>", c.pipeline);
       const std::string prefix = sampling[0] == 'i' ? "out$importance$" : "out$adaptive$";
@@ -207,6 +207,12 @@ TEST(Perforation, IrregularOutputsThatReduceAreComputedCompacted) {
       ASSERT_NE(pp.pipeline.find_func(prefix + "scattered"), nullptr);
       Variant v = run_variant(*jit, c, text);
       EXPECT_TRUE(same_bytes(v.evaluated, v.compiled));
+      // The same values as the branch per point.
+      const std::string masked = "out.perforate(" + sampling + ", nearest)" + fusion;
+      EXPECT_EQ(apply_perforation(c.pipeline, compile_schedule(masked, "<test>", c.pipeline))
+                    .pipeline.find_func(prefix + "compact$list"),
+                nullptr);
+      EXPECT_TRUE(same_bytes(run_variant(*jit, c, masked).compiled, v.compiled));
       Pipeline q = pp.pipeline;
       q.output.func = prefix + "mask";
       q.output.extents.resize(2);
@@ -334,7 +340,11 @@ TEST(Perforation, CheckerNamesTheArgumentAtFault) {
            {"A.perforate(poisson(3))", "1:13", "unknown sampling 'poisson'"},
            {"A.perforate(grid(2), cubic)", "1:22", "unknown reconstruction 'cubic'"},
            {"A.perforate(grid(2), linear, eventually)", "1:30",
-            "expected on_demand or precomputed"},
+            "expected on_demand, precomputed or compacted"},
+           {"out.perforate(grid(2), linear, compacted)", "1:32",
+            "compacted computation lists the points of adaptive or importance sampling"},
+           {"A.perforate(importance(0.5), nearest, compacted).compute_root()", "1:3",
+            "'A''s points cannot be compacted: only the output's are"},
            {"A.perforate(adaptive(3, 0.25), nearest, on_demand)", "1:41",
             "on-demand reconstruction needs grid sampling"},
            {"A.perforate(adaptive(k = 3, f = 1.5))", "1:33", "adaptive's f must be in (0, 1]"},
@@ -371,6 +381,12 @@ TEST(Perforation, DirectivesRoundTripThroughTextAndProto) {
       "out.perforate(grid(4, 4), linear, on_demand).perforate_reduction(i, fraction(0.5))"
       ".channels(2).tile(x, y, xo, yo, xi, yi, 16, 8)\n"
       "k.compute_root().loop_perforate(i, truncate(fraction = 0.25, end = first))\n";
+  const char* compacted = "out.perforate(importance(0.3), varying_gaussian(0.5), compacted)\n";
+  Schedule c = compile_schedule(compacted, "<test>", p);
+  EXPECT_EQ(compile_schedule(print_schedule(c, p), "<printed>", p), c);
+  EXPECT_EQ(from_proto(to_proto(c)), c);
+  EXPECT_TRUE(func_approximation(c, p, *p.find_func("out"), SourceText("", "<test>"))
+                  .perforation->compacted);
   Schedule s = compile_schedule(text, "<test>", p);
   Schedule again = compile_schedule(print_schedule(s, p), "<printed>", p);
   EXPECT_EQ(again, s);
@@ -397,7 +413,9 @@ std::string random_approximations(const Pipeline& p, std::mt19937_64& rng) {
       static const char* kHow[] = {"nearest", "gaussian(sigma = 1.5)", "varying_gaussian"};
       std::string sampling =
           pick(2) ? "adaptive(" + std::to_string(2 + pick(2)) + ", 0.5)" : "importance(0.4)";
-      ds.push_back("perforate(" + sampling + ", " + kHow[pick(3)] + ")");
+      const bool compacted = f.name == p.output.func && pick(2);
+      ds.push_back("perforate(" + sampling + ", " + kHow[pick(3)] +
+                   (compacted ? ", compacted)" : ")"));
     } else if (chance(0.6)) {
       std::string g = "grid(";
       for (int d = 0; d < std::min(dims, 2); ++d)
