@@ -1,5 +1,7 @@
 #include "compiler_core/ir/pipeline.h"
 
+#include "compiler_core/ir/ir_visitor.h"
+
 namespace stipple {
 
 namespace {
@@ -27,6 +29,33 @@ const char* boundary_kind_name(BoundaryKind b) {
     case BoundaryKind::Constant: return "constant";
   }
   return "?";
+}
+
+void add_called_funcs(const Expr& e, std::set<std::string>& out) {
+  struct Calls : IRVisitor {
+    std::set<std::string>* out;
+    using IRVisitor::visit;
+    void visit(const Call* op) override {
+      if (op->call_type == CallType::Func) out->insert(op->name);
+      IRVisitor::visit(op);
+    }
+  } calls;
+  calls.out = &out;
+  if (e.defined()) e.accept(&calls);
+}
+
+std::set<std::string> called_funcs(const Func& f) {
+  std::set<std::string> out;
+  add_called_funcs(f.value, out);
+  for (const UpdateDef& u : f.updates) {
+    for (const Expr& a : u.args) add_called_funcs(a, out);
+    add_called_funcs(u.value, out);
+    for (const ReductionVariable& rv : u.domain) {
+      add_called_funcs(rv.min, out);
+      add_called_funcs(rv.max, out);
+    }
+  }
+  return out;
 }
 
 }  // namespace stipple

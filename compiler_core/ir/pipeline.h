@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -76,5 +77,12 @@ struct Pipeline {
   const InputDecl* find_input(const std::string& name) const;
   const ParamDecl* find_param(const std::string& name) const;
 };
+
+/// Adds the funcs `e` calls (not inputs, not intrinsics) to `out`.
+void add_called_funcs(const Expr& e, std::set<std::string>& out);
+
+/// The funcs f's definitions call: its value, and its updates' left sides, values and
+/// domain bounds (f itself too, when an update reads it).
+std::set<std::string> called_funcs(const Func& f);
 
 }  // namespace stipple

@@ -66,28 +66,6 @@ struct FuncInfo {
   std::vector<Expr> rmin, rmax, cmin, cmax;  // definitions
 };
 
-class CallCollector : public IRVisitor {
- public:
-  std::set<std::string> funcs;
-  using IRVisitor::visit;
-  void visit(const Call* op) override {
-    if (op->call_type == CallType::Func) funcs.insert(op->name);
-    IRVisitor::visit(op);
-  }
-};
-
-void collect_calls(const Func& f, CallCollector& c) {
-  f.value.accept(&c);
-  for (const UpdateDef& u : f.updates) {
-    for (const Expr& a : u.args) a.accept(&c);
-    u.value.accept(&c);
-    for (const ReductionVariable& rv : u.domain) {
-      rv.min.accept(&c);
-      rv.max.accept(&c);
-    }
-  }
-}
-
 class Lowerer {
  public:
   Lowerer(const Pipeline& p, const Schedule& s) : p_(p), s_(s), source_("", s.file_name) {}
@@ -113,9 +91,7 @@ class Lowerer {
       if (!reachable.insert(name).second) return;
       const Func* f = p_.find_func(name);
       STIPPLE_INTERNAL_CHECK(f, "unknown func '" + name + "'");
-      CallCollector c;
-      collect_calls(*f, c);
-      for (const std::string& g : c.funcs) reach(g);
+      for (const std::string& g : called_funcs(*f)) reach(g);
     };
     reach(p_.output.func);
     for (const Func& f : p_.funcs) {
@@ -139,9 +115,7 @@ class Lowerer {
     std::function<void(const std::string&, std::set<std::string>&, std::set<std::string>&)>
         callees =
             [&](const std::string& name, std::set<std::string>& seen, std::set<std::string>& out) {
-              CallCollector c;
-              collect_calls(*p_.find_func(name), c);
-              for (const std::string& g : c.funcs) {
+              for (const std::string& g : called_funcs(*p_.find_func(name))) {
                 if (!seen.insert(g).second) continue;
                 if (inlined_.count(g)) {
                   callees(g, seen, out);
@@ -235,13 +209,13 @@ class Lowerer {
     for (const std::string& name : order_) {
       if (!promoted_.count(name)) continue;
       FuncInfo& fi = funcs_.at(name);
-      CallCollector calls;
+      std::set<std::string> calls;
       for (const StageInfo& st : fi.stages) {
-        st.value.accept(&calls);
-        for (const Expr& a : st.lhs) a.accept(&calls);
+        add_called_funcs(st.value, calls);
+        for (const Expr& a : st.lhs) add_called_funcs(a, calls);
       }
       std::vector<std::string> deepest;
-      for (const std::string& g : calls.funcs) {
+      for (const std::string& g : calls) {
         if (g == name) continue;
         const std::vector<std::string>& path = funcs_.at(g).compute_path;
         if (path.size() > deepest.size()) deepest = path;

@@ -446,7 +446,7 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       m = add_adaptive_sampling(q, t, prefix, prefix + "$coarse", f.type, f.args.size(), pf.k,
                                 pf.fraction, pf.sigma, extents);
     } else {
-      m = add_importance_sampling(q, t, prefix, pf.fraction, extents);
+      m = add_importance_sampling(q, t, prefix, pf.fraction, extents, pf.importance_map);
       // sigma(x) = sigma0 / M(x)^(1/2), M the remapped importance (§3.2).
       Func sigma;
       sigma.name = prefix + "$sigma";

@@ -208,21 +208,22 @@ class ApproximationReader {
     } else if (s.name == "adaptive" || s.name == "importance") {
       bool adaptive = s.name == "adaptive";
       p.sampling = adaptive ? SamplingKind::Adaptive : SamplingKind::Importance;
-      const std::string usage =
-          adaptive ? "adaptive(k = spacing, f = fraction)" : "importance(f = fraction)";
+      const std::string usage = adaptive ? "adaptive(k = spacing, f = fraction)"
+                                         : "importance(f = fraction[, map = func])";
       if (dims < 2) {
         error(s.loc, s.name + " sampling places points in two dimensions; " + q(f_.name) + " has " +
                          std::to_string(dims));
       }
       if (s.kind != ScheduleArgKind::Call) error(s.loc, s.name + " needs arguments: " + usage);
       std::vector<std::string> params =
-          adaptive ? std::vector<std::string>{"k", "f"} : std::vector<std::string>{"f"};
+          adaptive ? std::vector<std::string>{"k", "f"} : std::vector<std::string>{"f", "map"};
       auto bound = bind(s, params, usage);
       if (adaptive) {
         p.k = integer(required(bound, 0, s, "k", usage), "adaptive's k", 2, 64);
         p.fraction = number(required(bound, 1, s, "f", usage), "adaptive's f", 0, 1, false);
       } else {
         p.fraction = number(required(bound, 0, s, "f", usage), "importance's f", 0, 1, false);
+        if (bound[1]) p.importance_map = importance_map(*bound[1]);
       }
       p.reconstruction = ReconstructionKind::VaryingGaussian;
       p.on_demand = false;
@@ -262,6 +263,36 @@ class ApproximationReader {
       p.on_demand = false;
     }
     return p;
+  }
+
+  // importance(f, map = m): m is a func of (x, y) that does not read the perforated func.
+  std::string importance_map(const ScheduleArg& a) const {
+    if (a.kind != ScheduleArgKind::Name) {
+      error(a.loc, "importance's map must name a func of the pipeline");
+    }
+    const Func* m = p_.find_func(a.name);
+    if (!m) error(a.loc, "importance's map " + q(a.name) + " is not a func of the pipeline");
+    if (m->args.size() != 2) {
+      error(a.loc, "importance's map " + q(a.name) + " must have 2 dimensions (x, y); it has " +
+                       std::to_string(m->args.size()));
+    }
+    if (m->type.is_bool()) error(a.loc, "importance's map " + q(a.name) + " must be a number");
+    // The map is computed before the points it places: it may not read them.
+    std::vector<const Func*> todo{m};
+    std::set<std::string> seen;
+    while (!todo.empty()) {
+      const Func* g = todo.back();
+      todo.pop_back();
+      if (!seen.insert(g->name).second) continue;
+      if (g->name == f_.name) {
+        error(a.loc, "importance's map " + q(a.name) + " reads " + q(f_.name) +
+                         ", the func whose points it places");
+      }
+      for (const std::string& c : called_funcs(*g)) {
+        if (const Func* h = p_.find_func(c)) todo.push_back(h);
+      }
+    }
+    return a.name;
   }
 
   void reconstruction(const ScheduleArg& r, Perforation& p) const {

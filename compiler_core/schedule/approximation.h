@@ -51,6 +51,9 @@ struct Perforation {
   std::vector<int64_t> spacing;
   int64_t k = 0;        // Adaptive: the coarse spacing
   double fraction = 1;  // Adaptive, Importance: the share of points computed
+  /// Importance: a func (x, y) of the pipeline whose values are the importance map,
+  /// instead of the input image's texturedness; empty: texturedness.
+  std::string importance_map;
   ReconstructionKind reconstruction = ReconstructionKind::Linear;
   double sigma = 1;  // Gaussian: sigma; VaryingGaussian: sigma0
   /// Grid only: reads in later stages interpolate the stored samples where they read

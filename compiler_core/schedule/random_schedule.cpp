@@ -10,7 +10,6 @@
 #include <map>
 #include <set>
 
-#include "compiler_core/ir/ir_visitor.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_loops.h"
 
@@ -18,29 +17,14 @@ namespace stipple {
 
 namespace {
 
-class Callees : public IRVisitor {
- public:
-  std::set<std::string> calls;
-  using IRVisitor::visit;
-  void visit(const Call* op) override {
-    if (op->call_type == CallType::Func) calls.insert(op->name);
-    IRVisitor::visit(op);
-  }
-};
-
 // Funcs with every user before them: reverse post-order of a depth-first walk from the
 // output; funcs the output does not reach come last.
 std::vector<const Func*> consumers_first(const Pipeline& p) {
   std::map<std::string, std::set<std::string>> callees;
   for (const Func& f : p.funcs) {
-    Callees c;
-    f.value.accept(&c);
-    for (const UpdateDef& u : f.updates) {
-      for (const Expr& a : u.args) a.accept(&c);
-      u.value.accept(&c);
-    }
-    c.calls.erase(f.name);
-    callees[f.name] = c.calls;
+    std::set<std::string> calls = called_funcs(f);
+    calls.erase(f.name);
+    callees[f.name] = calls;
   }
   std::vector<const Func*> post;
   std::set<std::string> seen;

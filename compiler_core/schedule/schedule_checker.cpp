@@ -12,7 +12,6 @@
 #include <set>
 #include <sstream>
 
-#include "compiler_core/ir/ir_visitor.h"
 #include "compiler_core/schedule/approximation.h"
 #include "compiler_core/schedule/schedule_loops.h"
 #include "compiler_core/schedule/schedule_parser.h"
@@ -20,17 +19,6 @@
 namespace stipple {
 
 namespace {
-
-// Funcs called by an expression (not inputs, not intrinsics).
-class FuncCalls : public IRVisitor {
- public:
-  std::set<std::string> calls;
-  using IRVisitor::visit;
-  void visit(const Call* op) override {
-    if (op->call_type == CallType::Func) calls.insert(op->name);
-    IRVisitor::visit(op);
-  }
-};
 
 using StageKey = std::pair<std::string, int>;
 
@@ -81,20 +69,20 @@ class ScheduleChecker {
 
   void collect_calls(const Func& f) {
     for (int st = 0; st < stage_count(f); ++st) {
-      FuncCalls c;
+      std::set<std::string> calls;
       if (st == 0) {
-        f.value.accept(&c);
+        add_called_funcs(f.value, calls);
       } else {
         const UpdateDef& u = f.updates[st - 1];
-        for (const Expr& a : u.args) a.accept(&c);
-        u.value.accept(&c);
+        for (const Expr& a : u.args) add_called_funcs(a, calls);
+        add_called_funcs(u.value, calls);
         for (const ReductionVariable& rv : u.domain) {
-          rv.min.accept(&c);
-          rv.max.accept(&c);
+          add_called_funcs(rv.min, calls);
+          add_called_funcs(rv.max, calls);
         }
       }
-      c.calls.erase(f.name);
-      for (const std::string& callee : c.calls) {
+      calls.erase(f.name);
+      for (const std::string& callee : calls) {
         callees_[f.name].insert(callee);
         direct_uses_[callee].push_back({f.name, st});
       }
@@ -201,10 +189,11 @@ class ScheduleChecker {
                           "'s points cannot be compacted: only the output's are (the "
                           "reconstruction of any other func reads it outside the image too)");
       }
-      if (pf.sampling == SamplingKind::Importance && !importance_source(p_)) {
+      if (pf.sampling == SamplingKind::Importance && pf.importance_map.empty() &&
+          !importance_source(p_)) {
         error(pf.loc,
               "importance sampling computes its map from an input image of 2 or 3 "
-              "dimensions; the pipeline has none");
+              "dimensions; the pipeline has none (give a map: importance(f, map = func))");
       }
       // The mask and the reconstruction are whole-image passes at root: f is computed at
       // root, and adaptive sampling's coarse grid (computed first, at root too) needs

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <set>
+#include <utility>
 
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
@@ -37,6 +38,17 @@ Image two_pass_blur_on(const std::string& fixture) {
   return im;
 }
 
+// The pipeline `text` with the people fixture (256x192) as its input.
+Image on_people(const char* text, const std::string& file_name) {
+  Image im;
+  im.pipeline = compile_pipeline(text, file_name);
+  Buffer photo = read_image(source("datasets/fixtures/people-256x192.png"));
+  im.inputs["in"] = photo_to_input(photo, im.pipeline.inputs[0], "people");
+  im.width = photo.extent(0);
+  im.height = photo.extent(1);
+  return im;
+}
+
 // Func `name` of the pipeline `text` perforates into, computed over the image (x, y), by
 // compiled code (or by the evaluator).
 Buffer compute_func(const Image& im, const std::string& schedule, const std::string& name,
@@ -63,6 +75,49 @@ double total(const Buffer& b) {
   double sum = 0;
   for (int64_t i = 0; i < b.element_count(); ++i) sum += b.get_flat(i);
   return sum;
+}
+
+TEST(ImportanceSampling, AUserMapPlacesThePoints) {
+  // importance(f, map = m): m is 1 left of x = 40 and 0.05 elsewhere (plus the floor of
+  // 1e-3). With f = 0.2 the remap saturates the left band (40 of 256 columns, 15.6% of
+  // the points) and spreads the rest, 4.4% of all points, over the other 84.4%: about
+  // 5.2% of them. (A map at the floor alone would fall in the histogram's first bin,
+  // whose centre is half the floor: Appendix A's bins assume a spread of values.)
+  Image im = on_people(R"(pipeline mapped
+input in : f32[x, y, c]
+func m(x, y) = select(x < 40, 1.0, 0.05)
+func out(x, y, c) = in(x, y, c) * 2.0
+func r(x, y) = out(x, y, 0)
+output out
+)",
+                       "mapped.stp");
+  const std::string schedule = "out.perforate(importance(0.2, map = m), nearest)";
+  Buffer mask = compute_func(im, schedule, "out$importance$mask");
+  EXPECT_TRUE(mask.same_contents(compute_func(im, schedule, "out$importance$mask", true)));
+  double left = 0, right = 0;
+  for (int64_t y = 0; y < im.height; ++y) {
+    for (int64_t x = 0; x < im.width; ++x) {
+      const int64_t at[] = {x, y};
+      (x < 40 ? left : right) += mask.get(at);
+    }
+  }
+  const double n = double(im.width * im.height);
+  EXPECT_EQ(left, double(40 * im.height));
+  EXPECT_NEAR(right / double((im.width - 40) * im.height), 0.044 / 0.844, 0.005);
+  EXPECT_NEAR(left + right, 0.2 * n, 0.01 * 0.2 * n);
+  // The checker: a map that reads the func whose points it places, or is not (x, y).
+  for (auto [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"out.perforate(importance(0.2, map = r))", "reads 'out', the func whose points"},
+           {"out.perforate(importance(0.2, map = out))", "must have 2 dimensions (x, y)"},
+           {"out.perforate(importance(0.2, map = in))", "'in' is not a func of the pipeline"},
+           {"out.perforate(importance(0.2, map = 3))", "importance's map must name a func"}}) {
+    try {
+      compile_schedule(text, "t.sched", im.pipeline);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ImportanceSampling, RemapSumsToTheTargetWithinHalfAPercent) {
@@ -134,16 +189,12 @@ struct ReconstructionCase {
   std::string schedule, prefix;
   explicit ReconstructionCase(const std::string& how,
                               const std::string& sampling = "importance(0.2)") {
-    im.pipeline = compile_pipeline(R"(pipeline double_it
+    im = on_people(R"(pipeline double_it
 input in : f32[x, y, c]
 func out(x, y, c) = in(x, y, c) * 2.0
 output out
 )",
-                                   "double_it.stp");
-    Buffer photo = read_image(source("datasets/fixtures/people-256x192.png"));
-    im.inputs["in"] = photo_to_input(photo, im.pipeline.inputs[0], "people");
-    im.width = photo.extent(0);
-    im.height = photo.extent(1);
+                   "double_it.stp");
     schedule = "out.perforate(" + sampling + ", " + how + ")";
     prefix = sampling.rfind("importance", 0) == 0 ? "out$importance$" : "out$adaptive$";
     mask = compute_func(im, schedule, prefix + "mask");
