@@ -112,6 +112,16 @@ class PerforateReductions : public IRMutator {
           n.min = i32(0);
           n.max = div(sub(rv.max, rv.min), i32(lp.stride));
           replacements[rv.name] = add(rv.min, mul(v, i32(lp.stride)));
+        } else if (lp.kind == LoopPerforationKind::Random) {
+          // kept ~ (1 - p) n iterations, one at a pseudo-random place in each of kept equal
+          // strata: iteration k runs min + (k n + r(k)) / kept, r(k) a hash of k in
+          // [0, n). The same iterations for every point (and in the evaluator).
+          Expr kept = max(scaled_count(count, 1.0 - lp.fraction, 0.5), i32(1));
+          Expr hash = Div::make(add(mul(v, i32(668265263)), i32(374761393)), i32(65536));
+          Expr jitter = Mod::make(hash, count);
+          n.min = i32(0);
+          n.max = sub(kept, i32(1));
+          replacements[rv.name] = add(rv.min, Div::make(add(mul(v, count), jitter), kept));
         } else {
           Expr skipped = scaled_count(count, lp.fraction, 0.0);
           if (lp.kind == LoopPerforationKind::TruncateLast) {

@@ -403,11 +403,9 @@ class ApproximationReader {
                   std::to_string(p_.output.extents.size()) + " dimensions");
       }
     }
-    const ScheduleArg& how =
-        call_arg(d, 1, "the second argument", "stride(s), truncate(fraction, first | last)");
-    if (how.kind != ScheduleArgKind::Call) {
-      error(how.loc, "expected stride(s) or truncate(fraction, first | last)");
-    }
+    const std::string kinds = "stride(s), truncate(fraction, first | last) or random(fraction)";
+    const ScheduleArg& how = call_arg(d, 1, "the second argument", kinds);
+    if (how.kind != ScheduleArgKind::Call) error(how.loc, "expected " + kinds);
     if (how.name == "stride") {
       auto bound = bind(how, {"s"}, "stride(s)");
       l.kind = LoopPerforationKind::Stride;
@@ -425,9 +423,19 @@ class ApproximationReader {
         }
         if (e.name == "first") l.kind = LoopPerforationKind::TruncateFirst;
       }
+    } else if (how.name == "random") {
+      auto bound = bind(how, {"fraction"}, "random(fraction)");
+      l.fraction = number(required(bound, 0, how, "fraction", "random(fraction)"),
+                          "the fraction of iterations skipped", 0, 0.999, true);
+      l.kind = LoopPerforationKind::Random;
+      if (!l.reduction) {
+        error(how.loc, "random skips apply to reduction variables; " + q(l.var) +
+                           " is a pure variable, whose points are stored densely, so "
+                           "skipping them at random would save nothing (use stride or "
+                           "truncate)");
+      }
     } else {
-      error(how.loc,
-            "expected stride(s) or truncate(fraction, first | last), found " + q(how.name));
+      error(how.loc, "expected " + kinds + ", found " + q(how.name));
     }
     return l;
   }

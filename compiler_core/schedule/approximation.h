@@ -79,6 +79,7 @@ enum class LoopPerforationKind : uint8_t {
   Stride,         // stride(s): run every s-th iteration
   TruncateFirst,  // truncate(p, first): skip the first p of the iterations
   TruncateLast,   // truncate(p, last): skip the last p of them
+  Random,         // random(p): skip about p of them at random (reduction variables only)
 };
 
 /// loop_perforate(v, ...): skips iterations of the loop over v (a pure variable of the
@@ -88,7 +89,7 @@ struct LoopPerforation {
   bool reduction = false;  // v is a reduction variable of the func's definition
   LoopPerforationKind kind = LoopPerforationKind::Stride;
   int64_t stride = 1;
-  double fraction = 0;  // Truncate*: the share skipped, in [0, 1)
+  double fraction = 0;  // Truncate*, Random: the share skipped, in [0, 1)
   SourceLoc loc;
 };
 

@@ -150,7 +150,7 @@ const std::vector<DirectiveSpec>& specs() {
        {S::Name, S::Any},
        {},
        false,
-       "loop_perforate(var, stride(s)) or loop_perforate(var, truncate(fraction, first | last))"},
+       "loop_perforate(var, stride(s) | truncate(fraction, first | last) | random(fraction))"},
   };
   return kDirectiveSpecs;
 }

@@ -96,6 +96,12 @@ class TwoPassBlurReference {
     for (int i = -8; i <= 8; i += stride, ++kept) s += k_[i + 8] * in(x - i, y, c);
     return s / norm_ * (17.0 / kept);
   }
+  // A at x with only the taps `taps` (loop perforation: no rescaling).
+  double a_taps(int64_t x, int64_t y, int64_t c, const std::vector<int>& taps) const {
+    double s = 0;
+    for (int i : taps) s += k_[i + 8] * in(x - i, y, c);
+    return s / norm_;
+  }
   static int64_t floor_div(int64_t a, int64_t b) { return (a - ((a % b + b) % b)) / b; }
   // A perforated by grid(4, 1): samples at x = 4q, linear or nearest on demand.
   double a_grid(int64_t x, int64_t y, int64_t c, bool linear) const {
@@ -137,6 +143,19 @@ TEST(Perforation, MatchesAnIndependentImplementation) {
   auto jit = codegen::JitCompiler::create();
   Case c(pipeline_path("two_pass_blur"), 37, 29);
   TwoPassBlurReference ref(c.inputs.at("in"));
+  // random(0.5) of A's 17 taps: 9 kept, the k-th at a hashed place in the k-th of 9 equal
+  // strata (i32 arithmetic wraps).
+  std::vector<int> random_taps;
+  for (int64_t k = 0; k < 9; ++k) {
+    const int32_t h = static_cast<int32_t>(static_cast<uint32_t>(k) * 668265263u + 374761393u);
+    const int64_t jitter = ((TwoPassBlurReference::floor_div(h, 65536) % 17) + 17) % 17;
+    random_taps.push_back(static_cast<int>(-8 + (k * 17 + jitter) / 9));
+  }
+  for (size_t k = 0; k + 1 < random_taps.size(); ++k) {
+    ASSERT_LT(random_taps[k], random_taps[k + 1]) << "one tap per stratum";
+  }
+  ASSERT_NE(random_taps, (std::vector<int>{-8, -7, -5, -3, -1, 1, 3, 5, 7}))
+      << "not the strata's first taps";
   struct Expected {
     const char* schedule;
     std::function<double(int64_t, int64_t, int64_t)> value;
@@ -158,6 +177,12 @@ TEST(Perforation, MatchesAnIndependentImplementation) {
        [&](int64_t x, int64_t y, int64_t ch) {
          return ref.out(x, y, ch,
                         [&](int64_t ax, int64_t ay, int64_t ac) { return ref.a(ax, ay, ac, 2); });
+       }},
+      {"A.loop_perforate(i, random(0.5))",
+       [&](int64_t x, int64_t y, int64_t ch) {
+         return ref.out(x, y, ch, [&](int64_t ax, int64_t ay, int64_t ac) {
+           return ref.a_taps(ax, ay, ac, random_taps);
+         });
        }},
       {"out.loop_perforate(x, stride(2))",
        [&](int64_t x, int64_t y, int64_t ch) {
@@ -341,6 +366,8 @@ TEST(Perforation, CheckerNamesTheArgumentAtFault) {
            {"A.perforate(grid(2), cubic)", "1:22", "unknown reconstruction 'cubic'"},
            {"A.perforate(grid(2), linear, eventually)", "1:30",
             "expected on_demand, precomputed or compacted"},
+           {"out.loop_perforate(x, random(0.5))", "1:23",
+            "random skips apply to reduction variables; 'x' is a pure variable"},
            {"out.perforate(grid(2), linear, compacted)", "1:32",
             "compacted computation lists the points of adaptive or importance sampling"},
            {"A.perforate(importance(0.5), nearest, compacted).compute_root()", "1:3",
@@ -440,8 +467,10 @@ std::string random_approximations(const Pipeline& p, std::mt19937_64& rng) {
       size_t start = value.rfind('(', in);
       std::string r = value.substr(start + 1, in - start - 1);
       if (r.find(',') == std::string::npos && r.find(' ') == std::string::npos) {
-        ds.push_back(pick(2) ? "perforate_reduction(" + r + ", grid(2))"
-                             : "perforate_reduction(" + r + ", fraction(0.6))");
+        const int kind = pick(3);
+        ds.push_back(kind == 0   ? "perforate_reduction(" + r + ", grid(2))"
+                     : kind == 1 ? "perforate_reduction(" + r + ", fraction(0.6))"
+                                 : "loop_perforate(" + r + ", random(0.4))");
       }
     }
     if (ds.empty()) continue;
