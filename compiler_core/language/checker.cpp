@@ -1,6 +1,7 @@
 #include "compiler_core/language/checker.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -13,10 +14,11 @@ namespace {
 
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> names = {
-      "pipeline", "input",   "param",  "func",   "output", "for", "sum", "prod",
-      "minimum",  "maximum", "median", "argmin", "select", "min", "max", "abs",
-      "clamp",    "floor",   "ceil",   "round",  "sqrt",   "exp", "log", "pow",
-      "sin",      "cos",     "u8",     "u16",    "i32",    "f32", "f64", "bool"};
+      "pipeline", "input",   "param",   "func",   "output",     "for",       "sum",
+      "prod",     "minimum", "maximum", "median", "argmin",     "select",    "min",
+      "max",      "abs",     "clamp",   "floor",  "ceil",       "round",     "sqrt",
+      "exp",      "log",     "pow",     "sin",    "cos",        "u8",        "u16",
+      "i32",      "f32",     "f64",     "bool",   "rgb_to_yuv", "yuv_to_rgb"};
   return names;
 }
 
@@ -630,6 +632,70 @@ class Checker {
     }
   }
 
+  // rgb_to_yuv(c, r, g, b) and yuv_to_rgb(c, y, u, v): channel c (0, 1, 2) of the colour
+  // in the other space, for perforating the chroma of a YUV image apart (image
+  // perforation §3.4). Expanded here into the 3x3 product, so the evaluator and codegen
+  // see arithmetic: YUV as BT.601 defines it (Y = 0.299 R + 0.587 G + 0.114 B, U =
+  // 0.492 (B - Y), V = 0.877 (R - Y)), and its exact inverse.
+  Typed check_colour(const AstExpr& e, Context& ctx) {
+    expect_arity(e, 4, "a channel 0, 1 or 2 and the three values");
+    Typed ct = check_expr(*e.args[0], ctx);
+    Expr c = ct.is_literal() ? literal_as(ct, Int32(), ct.loc) : ct.expr;
+    if (c.type() != Int32()) {
+      error(e.args[0]->loc, "the channel of '" + e.name + "' is " + to_string(c.type()) +
+                                "; it is an i32 (0, 1 or 2)");
+    }
+    Typed a = check_expr(*e.args[1], ctx), b = check_expr(*e.args[2], ctx),
+          d = check_expr(*e.args[3], ctx);
+    auto [x, y] = unify(a, b, e.loc, e.name);
+    auto [x2, z] = unify(typed(x, a.loc), d, e.loc, e.name);
+    auto [x3, y2] = unify(typed(x2, a.loc), typed(y, b.loc), e.loc, e.name);
+    const Type t = x3.type();
+    if (!t.is_float()) {
+      error(e.loc, "'" + e.name + "' needs floats (f32 or f64), found " + to_string(t) +
+                       "; convert with f32(...)");
+    }
+    const std::array<std::array<double, 3>, 3>& m =
+        e.name == "rgb_to_yuv" ? rgb_to_yuv_matrix() : yuv_to_rgb_matrix();
+    auto row = [&](int k) {
+      return Add::make(Add::make(Mul::make(FloatImm::make(t, m[k][0]), x3),
+                                 Mul::make(FloatImm::make(t, m[k][1]), y2)),
+                       Mul::make(FloatImm::make(t, m[k][2]), z));
+    };
+    Expr value = Select::make(EQ::make(c, IntImm::make(Int32(), 0)), row(0),
+                              Select::make(EQ::make(c, IntImm::make(Int32(), 1)), row(1), row(2)));
+    return typed(value, e.loc);
+  }
+
+  static const std::array<std::array<double, 3>, 3>& rgb_to_yuv_matrix() {
+    static const std::array<std::array<double, 3>, 3> m = [] {
+      const double kr = 0.299, kg = 0.587, kb = 0.114;
+      return std::array<std::array<double, 3>, 3>{{{kr, kg, kb},
+                                                   {0.492 * -kr, 0.492 * -kg, 0.492 * (1 - kb)},
+                                                   {0.877 * (1 - kr), 0.877 * -kg, 0.877 * -kb}}};
+    }();
+    return m;
+  }
+
+  static const std::array<std::array<double, 3>, 3>& yuv_to_rgb_matrix() {
+    static const std::array<std::array<double, 3>, 3> inverse = [] {
+      const auto& a = rgb_to_yuv_matrix();
+      std::array<std::array<double, 3>, 3> r{};
+      const double det = a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+                         a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+                         a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+      for (int i = 0; i < 3; ++i) {
+        for (int j = 0; j < 3; ++j) {
+          // The cofactor of a[j][i] over the determinant.
+          const int r0 = (j + 1) % 3, r1 = (j + 2) % 3, c0 = (i + 1) % 3, c1 = (i + 2) % 3;
+          r[i][j] = (a[r0][c0] * a[r1][c1] - a[r0][c1] * a[r1][c0]) / det;
+        }
+      }
+      return r;
+    }();
+    return inverse;
+  }
+
   void expect_arity(const AstExpr& e, size_t n, const std::string& what) {
     if (e.args.size() != n) {
       error(e.loc, "'" + e.name + "' takes " + std::to_string(n) + " argument" +
@@ -685,6 +751,7 @@ class Checker {
       if (!x2.type().is_numeric()) error(e.loc, "'clamp' needs numbers");
       return typed(Min::make(Max::make(x2, l), h), e.loc);
     }
+    if (name == "rgb_to_yuv" || name == "yuv_to_rgb") return check_colour(e, ctx);
     if (name == "abs") {
       expect_arity(e, 1, "a value");
       Typed a = check_expr(*e.args[0], ctx);

@@ -151,14 +151,22 @@ class Rewriter {
   Expr with_channels(const ReadRule& r, const std::vector<Expr>& args,
                      const std::function<Expr(const std::vector<Expr>&)>& inner) const {
     if (!r.approximation.channels) return inner(args);
-    const InputDecl* source = channel_source(p_, *r.func);
-    STIPPLE_INTERNAL_CHECK(source, "no channel source for " + r.func->name);
     const size_t last = args.size() - 1;
     const int64_t c = *r.approximation.channels;
     std::vector<Expr> computed = args;
     computed[last] = Min::make(args[last], i32(c - 1));
-    return Select::make(LT::make(args[last], i32(c)), inner(computed),
-                        Call::make(source->type, source->name, args, CallType::Input));
+    Expr copied;
+    if (const std::string& from = r.approximation.channels_from; !from.empty()) {
+      const Func* g = p_.find_func(from);
+      STIPPLE_INTERNAL_CHECK(g, "no func " + from);
+      copied = Call::make(g->type, from, args, CallType::Func);
+      if (g->type != r.func->type) copied = Cast::make(r.func->type, copied);
+    } else {
+      const InputDecl* source = channel_source(p_, *r.func);
+      STIPPLE_INTERNAL_CHECK(source, "no channel source for " + r.func->name);
+      copied = Call::make(source->type, source->name, args, CallType::Input);
+    }
+    return Select::make(LT::make(args[last], i32(c)), inner(computed), copied);
   }
 
  private:

@@ -76,7 +76,7 @@ class ApproximationReader {
         a.reductions.push_back(perforate_reduction(d, a));
       } else if (d.name == "channels") {
         if (a.channels) error(d.loc, "the channels of " + q(f_.name) + " are set twice");
-        a.channels = channels(d);
+        a.channels = channels(d, a.channels_from);
         a.channels_loc = d.loc;
       } else if (d.name == "loop_perforate") {
         a.loops.push_back(loop_perforate(d, a));
@@ -278,21 +278,27 @@ class ApproximationReader {
     }
     if (m->type.is_bool()) error(a.loc, "importance's map " + q(a.name) + " must be a number");
     // The map is computed before the points it places: it may not read them.
-    std::vector<const Func*> todo{m};
-    std::set<std::string> seen;
-    while (!todo.empty()) {
-      const Func* g = todo.back();
-      todo.pop_back();
-      if (!seen.insert(g->name).second) continue;
-      if (g->name == f_.name) {
-        error(a.loc, "importance's map " + q(a.name) + " reads " + q(f_.name) +
-                         ", the func whose points it places");
-      }
-      for (const std::string& c : called_funcs(*g)) {
-        if (const Func* h = p_.find_func(c)) todo.push_back(h);
-      }
+    if (reads(*m, f_.name)) {
+      error(a.loc, "importance's map " + q(a.name) + " reads " + q(f_.name) +
+                       ", the func whose points it places");
     }
     return a.name;
+  }
+
+  // Whether g is `target` or reads it, directly or through other funcs.
+  bool reads(const Func& g, const std::string& target) const {
+    std::vector<const Func*> todo{&g};
+    std::set<std::string> seen;
+    while (!todo.empty()) {
+      const Func* h = todo.back();
+      todo.pop_back();
+      if (!seen.insert(h->name).second) continue;
+      if (h->name == target) return true;
+      for (const std::string& c : called_funcs(*h)) {
+        if (const Func* k = p_.find_func(c)) todo.push_back(k);
+      }
+    }
+    return false;
   }
 
   void reconstruction(const ScheduleArg& r, Perforation& p) const {
@@ -353,13 +359,34 @@ class ApproximationReader {
     return v;
   }
 
-  int64_t channels(const Directive& d) const {
+  int64_t channels(const Directive& d, std::string& from) const {
     const int dims = static_cast<int>(f_.args.size());
     if (dims < 2) {
       error(d.loc, "channels(c) needs a func whose last dimension is its channels; " + q(f_.name) +
                        " has " + std::to_string(dims) + " dimension" + (dims == 1 ? "" : "s"));
     }
     int64_t c = integer(d.args[0], "the channel count", 1, 64);
+    if (d.args.size() > 1) {
+      // channels(c, from = g): g's other channels (a YUV image the func filters, say).
+      const ScheduleArg& a = d.args[1];
+      const ScheduleArg& g = a.kind == ScheduleArgKind::Keyword ? a.args[0] : a;
+      if ((a.kind == ScheduleArgKind::Keyword && a.name != "from") ||
+          g.kind != ScheduleArgKind::Name) {
+        error(a.loc, "expected from = func: the func the other channels come from");
+      }
+      const Func* source = p_.find_func(g.name);
+      if (!source) error(g.loc, q(g.name) + " is not a func of the pipeline");
+      if (source->args.size() != f_.args.size()) {
+        error(g.loc, q(g.name) + " has " + std::to_string(source->args.size()) +
+                         " dimensions; the channels of " + q(f_.name) + " need " +
+                         std::to_string(dims));
+      }
+      if (reads(*source, f_.name)) {
+        error(g.loc, q(g.name) + " reads " + q(f_.name) + ", whose channels it would give");
+      }
+      from = g.name;
+      return c;
+    }
     const InputDecl* source = channel_source(p_, f_);
     if (!source) {
       error(d.loc, "channels(c) copies the other channels from an input of " + q(f_.name) +

@@ -97,6 +97,9 @@ struct FuncApproximation {
   std::optional<Perforation> perforation;
   std::vector<ReductionPerforation> reductions;
   std::optional<int64_t> channels;  // channels(c)
+  /// channels(c, from = g): the func whose channels c.. f takes (same dimensions); empty:
+  /// the input channel_source gives.
+  std::string channels_from;
   SourceLoc channels_loc;
   std::vector<LoopPerforation> loops;
 

@@ -156,6 +156,14 @@ class ScheduleChecker {
                                  " is perforated, so its computed points are stored; it cannot "
                                  "be inlined");
     }
+    if (!a.channels_from.empty()) {
+      const Func* from = p_.find_func(a.channels_from);
+      if (from && !func_approximation(s_, p_, *from, source_).empty()) {
+        error(a.channels_loc, q(f.name) + " takes channels from " + q(a.channels_from) +
+                                  ", which is approximated itself; take them from an exact "
+                                  "func");
+      }
+    }
     if (!a.perforation) return;
     const Perforation& pf = *a.perforation;
     const bool grid = pf.sampling == SamplingKind::Grid;

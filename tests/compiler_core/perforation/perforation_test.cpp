@@ -265,6 +265,98 @@ TEST(Perforation, CompactedOutputsKeepTheirPointsExact) {
   }
 }
 
+// §3.4's colour conversion helpers: BT.601 YUV and its inverse, evaluated and compiled.
+TEST(Perforation, ColourConversionHelpersAreBt601AndRoundTrip) {
+  Case c(std::string(STIPPLE_SOURCE_DIR) + "/tests/compiler_core/perforation/yuv_blur.stp", 40, 30);
+  Pipeline round_trip = compile_pipeline(R"(pipeline yuv_round_trip
+input in : f32[x, y, c]
+func yuv(x, y, c) = rgb_to_yuv(c, in(x, y, 0), in(x, y, 1), in(x, y, 2))
+func out(x, y, c) = yuv_to_rgb(c, yuv(x, y, 0), yuv(x, y, 1), yuv(x, y, 2))
+output out
+)",
+                                         "round_trip.stp");
+  Pipeline to_yuv = round_trip;
+  to_yuv.output.func = "yuv";
+  const Buffer& in = c.inputs.at("in");
+  auto jit = codegen::JitCompiler::create();
+  for (const Pipeline* p : {&round_trip, &to_yuv}) {
+    Buffer evaluated = evaluate_pipeline(*p, c.inputs);
+    codegen::LoweredFunction f = lower(*p, Schedule{});
+    auto fn = jit->compile(f);
+    Buffer compiled = run_lowered(*fn, f, *p, c.inputs, {}, c.extents);
+    EXPECT_TRUE(same_bytes(evaluated, compiled));
+    for (int64_t y = 0; y < c.extents[1]; ++y) {
+      for (int64_t x = 0; x < c.extents[0]; ++x) {
+        auto at = [&](const Buffer& b, int64_t ch) {
+          const int64_t i[] = {x, y, ch};
+          return b.get(i);
+        };
+        const double r = at(in, 0), g = at(in, 1), b = at(in, 2);
+        const double luma = 0.299 * r + 0.587 * g + 0.114 * b;
+        const double want[3] = {luma, 0.492 * (b - luma), 0.877 * (r - luma)};
+        for (int64_t ch = 0; ch < 3; ++ch) {
+          const double expect = p == &round_trip ? at(in, ch) : want[ch];
+          ASSERT_NEAR(at(compiled, ch), expect, 2e-6) << x << "," << y << "," << ch;
+        }
+      }
+    }
+  }
+}
+
+// channels(1, from = yuv): the blur computes Y only; U and V come from the unblurred YUV
+// image, as §3.4 proposes (chroma matters less to the eye).
+TEST(Perforation, ChannelsFromAFuncCopyTheOtherChannelsFromIt) {
+  auto jit = codegen::JitCompiler::create();
+  Case c(std::string(STIPPLE_SOURCE_DIR) + "/tests/compiler_core/perforation/yuv_blur.stp", 40, 30);
+  const Buffer& in = c.inputs.at("in");
+  auto yuv = [&](int64_t x, int64_t y, int64_t ch) {
+    x = std::clamp<int64_t>(x, 0, c.extents[0] - 1);
+    const int64_t i[] = {x, y, 0}, j[] = {x, y, 1}, k[] = {x, y, 2};
+    const double r = in.get(i), g = in.get(j), b = in.get(k);
+    const double luma = 0.299 * r + 0.587 * g + 0.114 * b;
+    return ch == 0 ? luma : ch == 1 ? 0.492 * (b - luma) : 0.877 * (r - luma);
+  };
+  for (const char* text :
+       {"b.channels(1, from = yuv)",
+        "yuv.compute_root()\nb.channels(1, yuv).compute_root().vectorize(x, 8)"}) {
+    SCOPED_TRACE(text);
+    Variant v = run_variant(*jit, c, text);
+    EXPECT_TRUE(same_bytes(v.evaluated, v.compiled));
+    // The blurred Y with the original U and V, back to RGB.
+    const double back[3][3] = {{1, 0, 1 / 0.877},
+                               {1, -0.114 / (0.587 * 0.492), -0.299 / (0.587 * 0.877)},
+                               {1, 1 / 0.492, 0}};
+    double worst = 0;
+    for (int64_t y = 0; y < c.extents[1]; ++y) {
+      for (int64_t x = 0; x < c.extents[0]; ++x) {
+        const double yuv_blurred[3] = {(yuv(x - 1, y, 0) + yuv(x, y, 0) + yuv(x + 1, y, 0)) / 3,
+                                       yuv(x, y, 1), yuv(x, y, 2)};
+        for (int64_t ch = 0; ch < 3; ++ch) {
+          const double want = back[ch][0] * yuv_blurred[0] + back[ch][1] * yuv_blurred[1] +
+                              back[ch][2] * yuv_blurred[2];
+          const int64_t at[] = {x, y, ch};
+          worst = std::max(worst, std::abs(v.compiled.get(at) - want));
+        }
+      }
+    }
+    EXPECT_LT(worst, 1e-5);
+    EXPECT_FALSE(same_bytes(v.compiled, c.expected));
+  }
+  for (auto [text, message] : std::vector<std::pair<std::string, std::string>>{
+           {"b.channels(1, from = nothing)", "'nothing' is not a func of the pipeline"},
+           {"b.channels(1, from = out)", "'out' reads 'b', whose channels it would give"},
+           {"b.channels(1, to = yuv)", "expected from = func"},
+           {"yuv.perforate(grid(2, 1))\nb.channels(1, from = yuv)",
+            "which is approximated itself"}}) {
+    try {
+      compile_schedule(text, "t.sched", c.pipeline);
+      ADD_FAILURE() << text << " was accepted";
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(Perforation, TwoPassBlurGridScheduleErrorIsSmall) {
   // The paper's highlighted two-pass blur schedule: grid(4, 1) on A, grid(4, 4) on out,
   // linear reconstruction on demand. Mean Lab Delta E against the exact output, below 1
