@@ -166,6 +166,13 @@ class ScheduleChecker {
     }
     if (!a.perforation) return;
     const Perforation& pf = *a.perforation;
+    if (!pf.importance_map.empty()) {
+      const Func* map = p_.find_func(pf.importance_map);
+      if (map && !func_approximation(s_, p_, *map, source_).empty()) {
+        error(pf.loc, q(f.name) + "'s importance map " + q(pf.importance_map) +
+                          " is approximated itself; use an exact func");
+      }
+    }
     const bool grid = pf.sampling == SamplingKind::Grid;
     const bool smooth = pf.reconstruction == ReconstructionKind::Gaussian ||
                         pf.reconstruction == ReconstructionKind::VaryingGaussian;

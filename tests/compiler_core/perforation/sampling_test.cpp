@@ -109,6 +109,8 @@ output out
   for (auto [text, message] : std::vector<std::pair<std::string, std::string>>{
            {"out.perforate(importance(0.2, map = r))", "reads 'out', the func whose points"},
            {"out.perforate(importance(0.2, map = out))", "must have 2 dimensions (x, y)"},
+           {"m.perforate(grid(2, 2))\nout.perforate(importance(0.2, map = m))",
+            "'out''s importance map 'm' is approximated itself"},
            {"out.perforate(importance(0.2, map = in))", "'in' is not a func of the pipeline"},
            {"out.perforate(importance(0.2, map = 3))", "importance's map must name a func"}}) {
     try {
