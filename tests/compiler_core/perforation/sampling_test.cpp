@@ -418,9 +418,19 @@ TEST(IrregularReconstruction, VaryingGaussianOfSmallRadiiIsTheSameTent) {
   // Adaptive sampling's radii are 0 (fine points) and 5 (sigma0 k = 4.5): direct sums in
   // f32. The points reconstructed are never fine ones (those are computed), so they have
   // radius 5; the first boxes of their tents reach fine points, of radius 0.
-  std::set<int64_t> radii =
-      expect_varying_tent(ReconstructionCase("varying_gaussian(sigma0 = 1.5)", "adaptive(3, 0.3)"));
-  EXPECT_EQ(radii, (std::set<int64_t>{5}));
+  ReconstructionCase r("varying_gaussian(sigma0 = 1.5)", "adaptive(3, 0.3)");
+  EXPECT_EQ(expect_varying_tent(r), (std::set<int64_t>{5}));
+  // The direct sums, not the prefix sums (which importance sampling's unbounded radii
+  // need, as the test above checks).
+  auto funcs = [](const ReconstructionCase& c) {
+    Schedule s = compile_schedule(c.schedule, "<test>", c.im.pipeline);
+    return apply_perforation(c.im.pipeline, s).pipeline;
+  };
+  Pipeline direct = funcs(r);
+  EXPECT_NE(direct.find_func(r.prefix + "r$num_bx1"), nullptr);
+  EXPECT_EQ(direct.find_func(r.prefix + "r$num_bx1_sum"), nullptr);
+  ReconstructionCase unbounded("varying_gaussian(sigma0 = 1.5)");
+  EXPECT_NE(funcs(unbounded).find_func(unbounded.prefix + "r$num_bx1_sum"), nullptr);
 }
 
 }  // namespace
