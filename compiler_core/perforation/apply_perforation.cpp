@@ -66,8 +66,6 @@ struct ReadRule {
   FuncApproximation approximation;
   std::string samples;  // the func holding the computed points
   std::string dense;    // precomputed reconstruction, or empty
-  std::string values;   // irregular: the func the reconstruction reads (samples, unless
-                        // they are compacted)
 };
 
 // A compacted sparse stage (see below): the func computing the points of one row side by
@@ -350,7 +348,6 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
     r.func = p.find_func(name);
     r.approximation = a;
     r.samples = name == out ? output_samples_name(out) : name;
-    r.values = r.samples;
     if (a.perforation && a.perforation->sampling != SamplingKind::Grid) {
       r.dense = irregular_prefix(name, *a.perforation) + "$r$recon";
     } else if (a.perforation && !a.perforation->on_demand && name != out) {
@@ -469,7 +466,9 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
       q.funcs.push_back(std::move(sigma));
     }
     STIPPLE_INTERNAL_CHECK(m.mask == prefix + "$mask", "mask named " + m.mask);
-    std::string values = r.values;
+    // What the reconstruction reads: the samples, or where they are compacted, the
+    // samples put back in place.
+    std::string values = r.samples;
     for (const Compaction& c : compactions) {
       if (c.func == name) values = add_compaction(q, t, c, r.samples, extents);
     }
