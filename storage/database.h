@@ -1,0 +1,194 @@
+// The SQLite store of pipelines, image sets, tuning runs, evaluations and fronts.
+//
+// One file holds everything a tuning run needs to be resumed or queried: the schema is in
+// storage/migrations.cpp and storage/README.md. Connections run in WAL mode with
+// synchronous=FULL, foreign keys on and a busy timeout; every write is one BEGIN
+// IMMEDIATE transaction, a batch of results is one transaction.
+//
+// One writer: a process writes through one Database object. Other processes (and other
+// Database objects) may read the same file at any time and see every committed
+// transaction. A Database may be shared by threads: its calls are serialised.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+struct sqlite3;
+
+namespace stipple::storage {
+
+/// The schema version this build writes; PRAGMA user_version of a migrated database.
+inline constexpr int kSchemaVersion = 2;
+
+/// Every storage failure: SQLite's message, plus the SQL that failed when there is one.
+class StorageError : public std::runtime_error {
+ public:
+  explicit StorageError(const std::string& message, std::string sql = {}, int code = 0);
+  /// The message without the SQL.
+  const std::string& message() const { return message_; }
+  /// The statement that failed, "" when the error is not SQLite's.
+  const std::string& sql() const { return sql_; }
+  /// SQLite's extended result code, 0 when the error is not SQLite's.
+  int code() const { return code_; }
+
+ private:
+  std::string message_, sql_;
+  int code_ = 0;
+};
+
+struct PipelineRecord {
+  int64_t id = 0;
+  std::string name, ir_hash, source, created_at;
+};
+
+struct DatasetRecord {
+  int64_t id = 0;
+  std::string name, content_hash, created_at;
+};
+
+struct ImageRecord {
+  int64_t id = 0;
+  std::string path, sha256;  // sha256: 64 hex digits of the file's contents
+  int width = 0, height = 0;
+  std::string split;  // "train" or "test"
+};
+
+struct RunRecord {
+  int64_t id = 0;
+  int64_t pipeline_id = 0, dataset_id = 0;
+  std::string pipeline_name;  // filled by queries
+  std::string target, strategy;
+  int64_t budget_evaluations = 0;
+  double budget_seconds = 0;  // 0 = none
+  uint64_t seed = 0;
+  std::string options_json;             // free-form
+  std::string state;                    // running | done | failed | cancelled
+  std::string created_at, finished_at;  // finished_at "" while running
+  std::optional<int64_t> baseline_evaluation_id;
+  /// Training-photo evaluations linked (what the budget counts), filled by queries.
+  int64_t evaluations = 0;
+};
+
+/// One image's numbers in an evaluation. NaN is stored as NULL and read back as NaN;
+/// infinities are stored as they are (SQLite's REAL holds them).
+struct MeasurementRecord {
+  int64_t image_id = 0;
+  double time_ms = 0, error = 0, psnr = 0;
+};
+
+/// The cache key: an evaluation of the same pipeline, image set and split, target and
+/// schedule text (byte for byte) is measured once unless a remeasure is asked for.
+struct EvaluationKey {
+  int64_t pipeline_id = 0, dataset_id = 0;
+  std::string split, target, schedule;
+};
+
+/// status: "ok" or a failure kind: compile_error, crash, timeout, out_of_memory, nan,
+/// error. time_ms is the mean over images of each image's median time; error and psnr are
+/// means over images. Doubles as in MeasurementRecord (+inf kept, NaN <-> NULL).
+struct EvaluationRecord {
+  int64_t id = 0;
+  EvaluationKey key;
+  std::string status = "ok", reason, host;
+  double compile_ms = 0, time_ms = 0, error = 0, psnr = 0;
+  std::vector<MeasurementRecord> measurements;  // ordered by image_id when read
+  std::string created_at;                       // time of the (latest) measurement
+  bool ok() const { return status == "ok"; }
+};
+
+/// An evaluation as one run asked for it: seq orders a run's requests, strategy names the
+/// strategy that proposed it.
+struct RunEvaluation {
+  EvaluationRecord evaluation;
+  int64_t seq = 0;
+  std::string strategy;
+};
+
+/// A point of a run's front: its training evaluation and, once re-measured, the test one.
+struct FrontPoint {
+  int64_t evaluation_id = 0;
+  std::optional<int64_t> test_evaluation_id;
+};
+
+struct OpenOptions {
+  /// How long a write waits for another connection's write lock before failing.
+  int busy_timeout_ms = 5000;
+};
+
+class Database {
+ public:
+  /// Opens (creating if needed) and migrates the database at `path`. Throws StorageError
+  /// when the file is not a database, WAL cannot be enabled, a migration fails, or the
+  /// file's schema is newer than kSchemaVersion.
+  static std::unique_ptr<Database> open(const std::string& path, const OpenOptions& options = {});
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  int schema_version() const { return schema_version_; }
+  const std::string& path() const { return path_; }
+  /// The value of `PRAGMA name` on this connection, as text (e.g. "wal" for journal_mode).
+  std::string pragma(const std::string& name);
+
+  // --- pipelines and image sets ---------------------------------------------------------
+  /// The pipeline's id; an existing row with the same ir_hash is reused as it is.
+  int64_t put_pipeline(const std::string& name, const std::string& ir_hash,
+                       const std::string& source);
+  std::optional<PipelineRecord> pipeline(int64_t id);
+  /// Stores an image set and fills each image's id. A set with the same content (the
+  /// multiset of (split, sha256)) reuses its row and image rows, whatever the name; the
+  /// stored paths are updated to the given ones (the content is the same, the files may
+  /// have moved).
+  int64_t put_dataset(const std::string& name, std::vector<ImageRecord>& images);
+  std::optional<DatasetRecord> dataset(int64_t id);
+  /// The set's images of one split ("" = all), ordered by id.
+  std::vector<ImageRecord> dataset_images(int64_t dataset_id, const std::string& split = "");
+
+  // --- runs -----------------------------------------------------------------------------
+  /// Inserts a run (state "running" when r.state is empty) and returns its id.
+  int64_t create_run(const RunRecord& r);
+  /// done, failed and cancelled also set finished_at; running clears it (a resumed run).
+  void set_run_state(int64_t run_id, const std::string& state);
+  void set_run_baseline(int64_t run_id, int64_t evaluation_id);
+  std::optional<RunRecord> find_run(int64_t run_id);
+  /// Newest first, with pipeline_name and evaluations filled.
+  std::vector<RunRecord> list_runs();
+
+  // --- evaluations ----------------------------------------------------------------------
+  std::optional<EvaluationRecord> find_evaluation(const EvaluationKey& key);  // with measurements
+  std::optional<EvaluationRecord> evaluation(int64_t id);
+  /// One transaction for the whole batch. Each evaluation whose key is new is inserted
+  /// with its measurements. One whose key exists is, with `remeasure`, updated in place
+  /// (same id, so links, fronts and baselines stay valid; measurements replaced,
+  /// created_at set to now); without it, the stored row is kept and the batch's record is
+  /// overwritten with it, so a cache hit or a duplicate result can go through here too.
+  /// Each evaluation is then linked to the run with its seq and strategy (a link that
+  /// exists is left as it is) and its record's id is set. Nothing of the batch is stored
+  /// when any of it fails.
+  void put_evaluations(int64_t run_id, std::vector<RunEvaluation>& batch, bool remeasure = false);
+  /// Links a stored evaluation to a run (a cache hit); an existing link is left as it is.
+  void link_evaluation(int64_t run_id, int64_t evaluation_id, int64_t seq,
+                       const std::string& strategy);
+  /// The run's evaluations with their measurements, ordered by seq.
+  std::vector<RunEvaluation> run_evaluations(int64_t run_id);
+
+  // --- fronts ---------------------------------------------------------------------------
+  /// Replaces the run's front as a whole; position is the index in `front`.
+  void put_front(int64_t run_id, const std::vector<FrontPoint>& front);
+  std::vector<FrontPoint> front(int64_t run_id);
+
+ private:
+  Database(sqlite3* db, std::string path);
+
+  sqlite3* db_ = nullptr;
+  std::string path_;
+  int schema_version_ = 0;
+  std::mutex mutex_;
+};
+
+}  // namespace stipple::storage
