@@ -18,5 +18,9 @@ CommandRunner add_check_command(CLI::App& app);
 CommandRunner add_run_command(CLI::App& app);
 CommandRunner add_lower_command(CLI::App& app);
 CommandRunner add_compile_command(CLI::App& app);
+CommandRunner add_tune_command(CLI::App& app);
+CommandRunner add_runs_command(CLI::App& app);
+CommandRunner add_front_command(CLI::App& app);
+CommandRunner add_export_command(CLI::App& app);
 
 }  // namespace stipple::cli

@@ -29,6 +29,10 @@ int main(int argc, char** argv) {
   add(add_run_command(app));
   add(add_lower_command(app));
   add(add_compile_command(app));
+  add(add_tune_command(app));
+  add(add_runs_command(app));
+  add(add_front_command(app));
+  add(add_export_command(app));
 
   try {
     app.parse(argc, argv);
@@ -49,6 +53,9 @@ int main(int argc, char** argv) {
     } catch (const stipple::UserError& e) {
       std::cerr << e.what() << "\n";
       return kExitBadInput;
+    } catch (const std::bad_alloc&) {
+      std::cerr << "stipple: out of memory\n";
+      return kExitFailure;
     } catch (const std::exception& e) {
       std::cerr << "stipple: " << e.what() << "\n";
       return kExitFailure;

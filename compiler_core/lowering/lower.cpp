@@ -1,6 +1,8 @@
 // The lowering driver: a plain list of passes, and running the result.
 #include "compiler_core/lowering/lower.h"
 
+#include <new>
+
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/lowering/schedule_functions.h"
@@ -64,6 +66,9 @@ Buffer run_lowered(const codegen::CompiledFunction& fn, const codegen::LoweredFu
     values.push_back(it == params.end() ? pd.default_value : it->second);
   }
   int32_t rc = fn(descriptors.data(), values.data());
+  // An allocation of the generated code failed: the same failure as a new that fails, so
+  // that callers (the evaluator records "out_of_memory") handle both alike.
+  if (rc == codegen::kErrorOutOfMemory) throw std::bad_alloc();
   STIPPLE_INTERNAL_CHECK(rc == 0, "generated code returned " + std::to_string(rc));
   return result;
 }

@@ -33,7 +33,8 @@ std::string lowered_text(const Pipeline& p, const Schedule& s);
 
 /// Runs compiled code: allocates the output over [0, extents) (mins 0), passes the
 /// inputs (by name, as for evaluate_pipeline) and params (by name; defaults for the
-/// others). Throws UserError for a missing input and InternalError on a nonzero return.
+/// others). Throws UserError for a missing input, std::bad_alloc when an allocation of
+/// the generated code fails, and InternalError on another nonzero return.
 Buffer run_lowered(const codegen::CompiledFunction& fn, const codegen::LoweredFunction& f,
                    const Pipeline& p, const std::map<std::string, Buffer>& inputs,
                    const std::map<std::string, double>& params,

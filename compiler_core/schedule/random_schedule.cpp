@@ -15,10 +15,7 @@
 
 namespace stipple {
 
-namespace {
-
-// Funcs with every user before them: reverse post-order of a depth-first walk from the
-// output; funcs the output does not reach come last.
+// Reverse post-order of a depth-first walk from the output; then the rest.
 std::vector<const Func*> consumers_first(const Pipeline& p) {
   std::map<std::string, std::set<std::string>> callees;
   for (const Func& f : p.funcs) {
@@ -55,6 +52,8 @@ std::vector<const Func*> consumers_first(const Pipeline& p) {
   reached.insert(reached.end(), post.begin(), post.end());
   return reached;
 }
+
+namespace {
 
 class Generator {
  public:

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <random>
+#include <vector>
 
 #include "compiler_core/ir/pipeline.h"
 #include "compiler_core/schedule/schedule.h"
@@ -26,6 +27,12 @@ struct RandomScheduleOptions {
   /// check_schedule on its own.
   Schedule base;
 };
+
+/// The funcs of p with every func that uses them before them (the output first); funcs
+/// the output does not reach come last. The order random schedules and the search's
+/// decoder schedule funcs in, so that a func's consumers' loops are final when its levels
+/// are chosen.
+std::vector<const Func*> consumers_first(const Pipeline& p);
 
 /// A random schedule that check_schedule accepts for p.
 Schedule random_schedule(const Pipeline& p, std::mt19937_64& rng,

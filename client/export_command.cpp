@@ -1,0 +1,120 @@
+// `stipple export RUN --variant N --format schedule|obj|header|asm|llvm [-o OUT] [--db PATH]`:
+// writes the variant of a run's front a user chose (its number in `stipple front RUN`) as
+// its schedule text, or compiled ahead of time for this machine's target as an object
+// file and C header to link into their own program (compiler_core/codegen/AOT.md).
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "client/commands.h"
+#include "compiler_core/codegen/aot.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "search/tuning_session.h"
+
+namespace stipple::cli {
+
+namespace {
+
+struct ExportOptions {
+  int64_t run = 0;
+  int variant = -1;
+  std::vector<std::string> formats;
+  std::string output;
+  std::string db = "stipple.db";
+  std::string function_name;
+  std::string target = "host";
+};
+
+void write_file(const std::string& path, const std::string& contents) {
+  std::ofstream out(path, std::ios::binary);
+  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+  if (!out) throw UserError("cannot write '" + path + "'");
+}
+
+int run_export(const ExportOptions& opt) {
+  if (!std::filesystem::exists(opt.db)) throw UserError("no database " + opt.db);
+  auto db = storage::Database::open(opt.db);
+  std::vector<search::FrontEntry> front = search::load_front(*db, opt.run);
+  if (opt.variant < 0 || opt.variant >= int(front.size())) {
+    throw UserError("run " + std::to_string(opt.run) + " has variants 0.." +
+                    std::to_string(int(front.size()) - 1) + " (see `stipple front " +
+                    std::to_string(opt.run) + "`), not " + std::to_string(opt.variant));
+  }
+  const storage::EvaluationRecord& chosen = front[size_t(opt.variant)].train;
+  std::optional<storage::RunRecord> run = db->find_run(opt.run);
+  std::optional<storage::PipelineRecord> stored = db->pipeline(run->pipeline_id);
+  const std::string pipeline_file = stored->name + ".stp";
+  Pipeline p = compile_pipeline(stored->source, pipeline_file);
+  const std::string base = opt.output.empty() ? stored->name + "_run" + std::to_string(opt.run) +
+                                                    "_v" + std::to_string(opt.variant)
+                                              : opt.output;
+
+  std::vector<codegen::EmitKind> kinds;
+  for (const std::string& f : opt.formats) {
+    if (f == "schedule") {
+      const std::string path =
+          opt.formats.size() == 1 && !opt.output.empty() ? opt.output : base + ".sched";
+      write_file(path, "# " + stored->name + ": run " + std::to_string(opt.run) + ", variant " +
+                           std::to_string(opt.variant) + " (train " +
+                           std::to_string(chosen.time_ms) + " ms, error " +
+                           std::to_string(chosen.error) + ")\n" + chosen.key.schedule);
+      std::cout << "wrote " << path << " (schedule)\n";
+    } else {
+      kinds.push_back(codegen::parse_emit_kind(f));
+    }
+  }
+  if (kinds.empty()) return kExitOk;
+  codegen::AotOptions aot;
+  aot.symbol =
+      opt.function_name.empty() ? codegen::c_function_name_from(stored->name) : opt.function_name;
+  codegen::check_c_function_name(aot.symbol);
+  aot.target = opt.target;
+  aot.pipeline_file = pipeline_file;
+  aot.schedule_file = "run " + std::to_string(opt.run) + " variant " + std::to_string(opt.variant);
+  aot.output_name = p.output.func;
+  for (const Expr& e : p.output.extents) aot.output_extents.push_back(to_string(e));
+  Schedule s = compile_schedule(chosen.key.schedule, aot.schedule_file, p);
+  codegen::AotOutputs outputs = codegen::compile_ahead_of_time(lower(p, s), kinds, aot);
+  for (codegen::EmitKind k : kinds) {
+    const std::string path = kinds.size() == 1 && opt.formats.size() == 1 && !opt.output.empty()
+                                 ? opt.output
+                                 : base + std::string(codegen::emit_kind_extension(k));
+    write_file(path, outputs.at(k));
+    std::cout << "wrote " << path << " (" << codegen::emit_kind_name(k) << ", function "
+              << aot.symbol << ")\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_export_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "export", "Write a variant of a run's front as a schedule, or as native code to link");
+  auto opt = std::make_shared<ExportOptions>();
+  cmd->add_option("RUN", opt->run, "the run (see `stipple runs`)")->required();
+  cmd->add_option("--variant", opt->variant, "the variant's number in `stipple front RUN`")
+      ->required();
+  cmd->add_option("--format", opt->formats,
+                  "schedule, obj, header, asm or llvm; repeat it or give a list (obj,header)")
+      ->required()
+      ->delimiter(',')
+      ->check(CLI::IsMember({"schedule", "obj", "header", "asm", "llvm"}));
+  cmd->add_option("-o,--output", opt->output,
+                  "the file for one format; for several, the base name each extension goes on "
+                  "(default: PIPELINE_runR_vN)");
+  cmd->add_option("--db", opt->db, "the SQLite database")->capture_default_str();
+  cmd->add_option("--function-name", opt->function_name,
+                  "the exported C function (default: the pipeline's name)");
+  cmd->add_option("--target", opt->target,
+                  "host, x86-64, x86-64-v2, x86-64-v3, x86-64-v4 or aarch64")
+      ->check(CLI::IsMember(codegen::aot_target_names()))
+      ->capture_default_str();
+  return [opt]() { return run_export(*opt); };
+}
+
+}  // namespace stipple::cli

@@ -1,0 +1,310 @@
+// `stipple tune FILE.stp [--images PATH]... [--strategy portfolio|genetic|hill|reuse]
+// [--budget N | --time S] [--db PATH] [--seed N]`: searches schedules and approximations of
+// a pipeline on this machine (search/tuning_session.h), stores every measurement in SQLite
+// and prints the Pareto front of time versus error. `--resume RUN` continues a run that
+// was interrupted (Ctrl-C, kill -9, a reboot): the evaluations it committed are not
+// measured again.
+//
+// On a terminal, progress is one line rewritten in place; otherwise a plain log line
+// every few seconds. The first Ctrl-C stops after the batch being measured (the run can
+// be resumed); a second one exits at once (committed results are safe either way).
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include "client/commands.h"
+#include "client/front_table.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
+#include "datasets/benchmark/manifest.h"
+#include "search/tuning_session.h"
+#include "storage/database.h"
+#include "workers/local_evaluator.h"
+
+namespace stipple::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TuneCliOptions {
+  std::string pipeline;
+  std::vector<std::string> images, test_images;
+  std::string strategy = "portfolio";
+  int64_t budget = 0;  // 0: the default (kDefaultBudget), unless --time is given
+  double time_s = 0;
+  std::string db = "stipple.db";
+  uint64_t seed = 1;
+  int64_t resume = 0;
+  bool remeasure = false;
+  bool exact = false;
+  std::string baseline;
+  int runs = 5;
+  int threads = 0;
+  double deadline = 60;
+  int population = 24;
+};
+
+constexpr int64_t kDefaultBudget = 400;
+
+std::atomic<bool> g_stop{false};
+
+void on_interrupt(int) {
+  g_stop = true;
+  std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
+}
+
+bool is_image(const fs::path& p) {
+  std::string ext = p.extension().string();
+  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
+}
+
+// Files as given; folders expand to their photos, sorted by name.
+std::vector<std::string> expand_images(const std::vector<std::string>& specs) {
+  std::vector<std::string> out;
+  for (const std::string& spec : specs) {
+    if (fs::is_directory(spec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(spec)) {
+        if (entry.is_regular_file() && is_image(entry.path()))
+          found.push_back(entry.path().string());
+      }
+      std::sort(found.begin(), found.end());
+      if (found.empty()) throw UserError("--images " + spec + ": no .png or .jpg files in it");
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::is_regular_file(spec)) {
+      out.push_back(spec);
+    } else {
+      throw UserError("--images " + spec + ": no such file or folder");
+    }
+  }
+  return out;
+}
+
+// The bundled photos: a file of datasets/fixtures, from the working directory (a clone's
+// root) or else from the source tree this binary was built from.
+std::string bundled(const std::string& name) {
+  const std::string rel = "datasets/fixtures/" + name;
+  if (fs::exists(rel)) return rel;
+  return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
+}
+
+std::string format_duration(double s) {
+  if (s < 0) return "?";
+  char buf[32];
+  if (s < 60) {
+    std::snprintf(buf, sizeof buf, "%.0fs", s);
+  } else if (s < 3600) {
+    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
+  } else {
+    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) % 3600) / 60);
+  }
+  return buf;
+}
+
+std::string speedup_text(double s) {
+  if (s <= 0) return "-";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2fx", s);
+  return buf;
+}
+
+class ProgressPrinter {
+ public:
+  ProgressPrinter() : terminal_(isatty(STDERR_FILENO) == 1) {}
+  ~ProgressPrinter() {
+    if (terminal_ && drawn_) std::cerr << "\n";
+  }
+  void operator()(const search::TuneProgress& p) {
+    const auto now = std::chrono::steady_clock::now();
+    const bool last = p.phase == "done" || p.phase == "test";
+    if (!terminal_ && !last && now - last_line_ < std::chrono::seconds(5)) return;
+    last_line_ = now;
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "[%s] %lld/%lld evaluations (%lld measured, %.2f/s), %lld failed; best "
+                  "speedup at dE<=1 %s, <=2 %s, <=5 %s; %s, ETA %s",
+                  p.phase.c_str(), static_cast<long long>(p.evaluations),
+                  static_cast<long long>(p.budget), static_cast<long long>(p.measured),
+                  p.per_second, static_cast<long long>(p.failures),
+                  speedup_text(p.speedup_at[0]).c_str(), speedup_text(p.speedup_at[1]).c_str(),
+                  speedup_text(p.speedup_at[2]).c_str(), format_duration(p.elapsed_s).c_str(),
+                  format_duration(p.eta_s).c_str());
+    if (terminal_) {
+      std::cerr << "\r" << buf << "\x1b[K" << std::flush;
+      drawn_ = true;
+    } else {
+      std::cerr << buf << "\n";
+    }
+  }
+
+ private:
+  bool terminal_;
+  bool drawn_ = false;
+  std::chrono::steady_clock::time_point last_line_{};
+};
+
+int run_tune(TuneCliOptions opt) {
+  std::unique_ptr<storage::Database> db = storage::Database::open(opt.db);
+  search::TuneOptions to;
+  if (opt.resume > 0) {
+    std::optional<storage::RunRecord> run = db->find_run(opt.resume);
+    if (!run) throw UserError("no run " + std::to_string(opt.resume) + " in " + opt.db);
+    if (run->state == "done") {
+      std::cout << "run " << run->id << " is already done; `stipple front " << run->id
+                << "` shows its front\n";
+      return kExitOk;
+    }
+    to = search::TuneOptions::from_json(run->options_json);
+  } else {
+    to.pipeline_file = opt.pipeline;
+    std::vector<std::string> images = opt.images.empty()
+                                          ? std::vector<std::string>{bundled("natural-820x614.png")}
+                                          : expand_images(opt.images);
+    std::vector<std::string> test =
+        opt.test_images.empty() ? std::vector<std::string>{} : expand_images(opt.test_images);
+    if (opt.images.empty() && opt.test_images.empty()) {
+      test = {bundled("people-256x192.png")};
+    }
+    if (test.empty()) {
+      // Every third photo is held out for the test; with one photo it is both.
+      std::vector<std::string> train;
+      for (size_t i = 0; i < images.size(); ++i) (i % 3 == 2 ? test : train).push_back(images[i]);
+      if (test.empty()) test = {images.back()};
+      if (train.empty()) train = images;
+      images = train;
+    }
+    to.train_images = images;
+    to.test_images = test;
+    to.strategy = opt.strategy;
+    to.budget = opt.budget > 0 ? opt.budget : (opt.time_s > 0 ? INT64_MAX / 2 : kDefaultBudget);
+    to.time_budget_s = opt.time_s;
+    to.seed = opt.seed;
+    to.exact_only = opt.exact;
+    to.runs = opt.runs;
+    to.threads = opt.threads;
+    to.deadline_s = opt.deadline;
+    to.population = opt.population;
+    if (opt.baseline.empty()) {
+      fs::path hand = fs::path(opt.pipeline).replace_extension(".sched");
+      if (fs::exists(hand)) to.baseline_schedule = hand.string();
+    } else if (opt.baseline != "default") {
+      to.baseline_schedule = opt.baseline;
+    }
+  }
+  to.remeasure = opt.remeasure;
+
+  const std::string source = dataset::read_text_file(to.pipeline_file);
+  Pipeline p = compile_pipeline(source, to.pipeline_file);
+
+  workers::EvaluationSetup setup;
+  setup.pipeline_source = source;
+  setup.pipeline_file = to.pipeline_file;
+  setup.images = {{"train", to.train_images}, {"test", to.test_images}};
+  setup.runs = to.runs;
+  setup.threads = to.threads;
+  workers::LocalEvaluatorOptions eo;
+  eo.deadline_seconds = to.deadline_s;
+  spdlog::info("loading {} training and {} test photos and their reference outputs",
+               to.train_images.size(), to.test_images.size());
+  workers::LocalEvaluator evaluator(setup, eo);
+
+  search::TuningSession session(*db, evaluator, p, source, to);
+  session.set_stop_flag(&g_stop);
+  if (opt.resume > 0) {
+    session.attach(opt.resume);
+    spdlog::info("resuming run {} of {} ({} strategy, budget {})", opt.resume, p.name, to.strategy,
+                 to.budget);
+  } else {
+    session.create_run();
+    spdlog::info(
+        "run {}: tuning {} with the {} strategy, budget {}{}; results in {}", session.run_id(),
+        p.name, to.strategy,
+        to.time_budget_s > 0 ? format_duration(to.time_budget_s) : std::to_string(to.budget),
+        to.time_budget_s > 0 ? "" : " evaluations", opt.db);
+  }
+  std::signal(SIGINT, on_interrupt);
+  {
+    ProgressPrinter printer;
+    session.run([&](const search::TuneProgress& pr) { printer(pr); });
+  }
+  std::signal(SIGINT, SIG_DFL);
+  if (g_stop) {
+    std::cout << "interrupted: run " << session.run_id() << " keeps every finished evaluation; "
+              << "continue it with `stipple tune --resume " << session.run_id() << " --db "
+              << opt.db << "`\n";
+    return kExitFailure;
+  }
+  print_front(std::cout, *db, session.run_id(), FrontFormat::Table);
+  return kExitOk;
+}
+
+}  // namespace
+
+CommandRunner add_tune_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "tune",
+      "Search schedules and approximations of a pipeline; store every measurement and "
+      "print the Pareto front of time versus error");
+  auto opt = std::make_shared<TuneCliOptions>();
+  cmd->add_option("FILE", opt->pipeline, "the .stp pipeline");
+  cmd->add_option("--images", opt->images,
+                  "photos to tune on (files or folders; repeatable). Every third is held out "
+                  "for the test unless --test-images is given. Default: the bundled "
+                  "datasets/fixtures photos (natural-820x614 to train, people-256x192 to test)");
+  cmd->add_option("--test-images", opt->test_images,
+                  "photos the front is re-measured on (files or folders)");
+  cmd->add_option("--strategy", opt->strategy,
+                  "portfolio (genetic and hill climbing sharing the budget), genetic or hill")
+      ->check(CLI::IsMember({"portfolio", "genetic", "hill"}))
+      ->capture_default_str();
+  auto* budget = cmd->add_option("--budget", opt->budget,
+                                 "evaluations on the training photos (default " +
+                                     std::to_string(kDefaultBudget) + ")")
+                     ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
+  cmd->add_option("--time", opt->time_s, "stop after this many seconds instead of a budget")
+      ->check(CLI::Range(1.0, 1e7))
+      ->excludes(budget);
+  cmd->add_option("--db", opt->db, "the SQLite database")->capture_default_str();
+  cmd->add_option("--seed", opt->seed, "random seed of the strategies")->capture_default_str();
+  cmd->add_option("--resume", opt->resume,
+                  "continue run RUN of --db (FILE and the search options are the run's)")
+      ->check(CLI::Range(int64_t(1), INT64_MAX));
+  cmd->add_flag("--remeasure", opt->remeasure,
+                "measure candidates again even when the database has them");
+  cmd->add_flag("--exact", opt->exact, "search exact schedules only (no perforation)");
+  cmd->add_option("--baseline", opt->baseline,
+                  "the schedule speedups are against: a .sched file, or 'default'. Default: "
+                  "FILE's .sched beside it when there is one");
+  cmd->add_option("--runs", opt->runs, "timed runs per photo (the median is kept)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--threads", opt->threads, "threads for parallel loops (default: one per core)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--deadline", opt->deadline,
+                  "seconds a candidate may take (compile and runs) before it is killed")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--population", opt->population, "genetic: population size")
+      ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
+  return [opt, cmd]() {
+    if (opt->resume == 0 && opt->pipeline.empty()) {
+      throw UserError("tune: give a pipeline FILE, or --resume RUN");
+    }
+    if (opt->resume > 0 && !opt->pipeline.empty()) {
+      throw UserError("tune: --resume takes the pipeline from the run; leave FILE out");
+    }
+    (void)cmd;
+    return run_tune(*opt);
+  };
+}
+
+}  // namespace stipple::cli

@@ -1,0 +1,353 @@
+#include "search/tuning_session.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+
+#include "compiler_core/image/image_io.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_equality.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "datasets/benchmark/manifest.h"
+#include "datasets/benchmark/sha256.h"
+#include "search/genetic.h"
+#include "search/hill_climbing.h"
+#include "search/portfolio.h"
+
+namespace stipple::search {
+
+namespace {
+
+constexpr double kSpeedupThresholds[3] = {1, 2, 5};
+
+}  // namespace
+
+std::string TuneOptions::to_json() const {
+  nlohmann::json j = {{"pipeline_file", pipeline_file},
+                      {"train_images", train_images},
+                      {"test_images", test_images},
+                      {"strategy", strategy},
+                      {"budget", budget},
+                      {"time_budget_s", time_budget_s},
+                      {"seed", seed},
+                      {"exact_only", exact_only},
+                      {"batch", batch},
+                      {"runs", runs},
+                      {"threads", threads},
+                      {"deadline_s", deadline_s},
+                      {"baseline_schedule", baseline_schedule},
+                      {"population", population},
+                      {"generations", generations},
+                      {"thresholds", thresholds}};
+  return j.dump();
+}
+
+TuneOptions TuneOptions::from_json(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  TuneOptions o;
+  o.pipeline_file = j.at("pipeline_file");
+  o.train_images = j.at("train_images").get<std::vector<std::string>>();
+  o.test_images = j.at("test_images").get<std::vector<std::string>>();
+  o.strategy = j.at("strategy");
+  o.budget = j.at("budget");
+  o.time_budget_s = j.at("time_budget_s");
+  o.seed = j.at("seed");
+  o.exact_only = j.at("exact_only");
+  o.batch = j.at("batch");
+  o.runs = j.at("runs");
+  o.threads = j.at("threads");
+  o.deadline_s = j.at("deadline_s");
+  o.baseline_schedule = j.at("baseline_schedule");
+  o.population = j.at("population");
+  o.generations = j.at("generations");
+  o.thresholds = j.at("thresholds").get<std::vector<double>>();
+  return o;
+}
+
+std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id) {
+  std::optional<storage::RunRecord> run = db.find_run(run_id);
+  if (!run) throw UserError("no run " + std::to_string(run_id));
+  std::vector<FrontEntry> out;
+  bool baseline_seen = false;
+  for (const storage::FrontPoint& p : db.front(run_id)) {
+    FrontEntry e;
+    e.train = *db.evaluation(p.evaluation_id);
+    if (p.test_evaluation_id) e.test = db.evaluation(*p.test_evaluation_id);
+    e.baseline = run->baseline_evaluation_id == p.evaluation_id;
+    baseline_seen = baseline_seen || e.baseline;
+    out.push_back(std::move(e));
+  }
+  if (!baseline_seen && run->baseline_evaluation_id) {
+    // The baseline is shown even when the front dominates it: it is what speedups are
+    // against. Its test measurement is the one stored for the same schedule, if any.
+    FrontEntry e;
+    e.train = *db.evaluation(*run->baseline_evaluation_id);
+    storage::EvaluationKey key = e.train.key;
+    key.split = "test";
+    e.test = db.find_evaluation(key);
+    e.baseline = true;
+    out.push_back(std::move(e));
+  }
+  return out;
+}
+
+TuningSession::TuningSession(storage::Database& db, workers::Evaluator& evaluator,
+                             const Pipeline& pipeline, std::string pipeline_source,
+                             TuneOptions options)
+    : db_(db),
+      evaluator_(evaluator),
+      pipeline_(pipeline),
+      source_(std::move(pipeline_source)),
+      options_(std::move(options)) {}
+
+int64_t TuningSession::create_run() {
+  char hash[32];
+  std::snprintf(hash, sizeof hash, "%016llx",
+                static_cast<unsigned long long>(structural_hash(pipeline_)));
+  pipeline_id_ = db_.put_pipeline(pipeline_.name, hash, source_);
+  std::vector<storage::ImageRecord> images;
+  for (const auto* split : {&options_.train_images, &options_.test_images}) {
+    for (const std::string& path : *split) {
+      storage::ImageRecord r;
+      r.path = path;
+      r.sha256 = dataset::sha256_file(path);
+      Buffer photo = read_image(path);
+      r.width = int(photo.extent(0));
+      r.height = int(photo.extent(1));
+      r.split = split == &options_.train_images ? "train" : "test";
+      images.push_back(r);
+    }
+  }
+  std::string name =
+      options_.train_images.empty()
+          ? "images"
+          : std::filesystem::path(options_.train_images[0]).parent_path().filename().string();
+  dataset_id_ = db_.put_dataset(name, images);
+  storage::RunRecord r;
+  r.pipeline_id = pipeline_id_;
+  r.dataset_id = dataset_id_;
+  r.target = evaluator_.target();
+  r.strategy = options_.strategy;
+  r.budget_evaluations = options_.budget;
+  r.budget_seconds = options_.time_budget_s;
+  r.seed = options_.seed;
+  r.options_json = options_.to_json();
+  r.state = "running";
+  run_id_ = db_.create_run(r);
+  return run_id_;
+}
+
+void TuningSession::attach(int64_t run_id) {
+  std::optional<storage::RunRecord> r = db_.find_run(run_id);
+  if (!r) throw UserError("no run " + std::to_string(run_id) + " in " + db_.path());
+  if (r->target != evaluator_.target()) {
+    throw UserError("run " + std::to_string(run_id) + " was measured on target " + r->target +
+                    "; this machine is " + evaluator_.target() +
+                    " (timings of different machines are never mixed in one front)");
+  }
+  run_id_ = run_id;
+  pipeline_id_ = r->pipeline_id;
+  dataset_id_ = r->dataset_id;
+  db_.set_run_state(run_id_, "running");
+}
+
+std::vector<storage::EvaluationRecord> TuningSession::evaluate(const std::vector<Candidate>& batch,
+                                                               const std::string& split) {
+  std::vector<storage::RunEvaluation> records(batch.size());
+  std::vector<std::string> to_measure;
+  std::map<std::string, std::vector<size_t>> waiting;  // schedule -> records awaiting it
+  for (size_t i = 0; i < batch.size(); ++i) {
+    storage::RunEvaluation& r = records[i];
+    r.evaluation.key = {pipeline_id_, dataset_id_, split, evaluator_.target(), batch[i].schedule};
+    r.strategy = batch[i].strategy;
+    r.seq = next_seq_++;
+    if (waiting.count(batch[i].schedule)) {
+      waiting[batch[i].schedule].push_back(i);
+      continue;
+    }
+    std::optional<storage::EvaluationRecord> stored;
+    if (!options_.remeasure) stored = db_.find_evaluation(r.evaluation.key);
+    if (stored) {
+      r.evaluation = *stored;
+      continue;
+    }
+    waiting[batch[i].schedule].push_back(i);
+    to_measure.push_back(batch[i].schedule);
+  }
+  if (!to_measure.empty()) {
+    // A candidate 20 times slower than the baseline is timed by one run (Evaluator).
+    const double give_up_ms = progress_.baseline_ms > 0 ? 20 * progress_.baseline_ms : 0;
+    std::vector<workers::EvaluationResult> results =
+        evaluator_.evaluate(to_measure, split, split == "train" ? give_up_ms : 0);
+    std::vector<storage::ImageRecord> images = db_.dataset_images(dataset_id_, split);
+    for (size_t k = 0; k < to_measure.size(); ++k) {
+      const workers::EvaluationResult& res = results[k];
+      for (size_t i : waiting[to_measure[k]]) {
+        storage::EvaluationRecord& e = records[i].evaluation;
+        e.status = res.status;
+        e.reason = res.reason;
+        e.host = evaluator_.host();
+        e.compile_ms = res.compile_ms;
+        e.time_ms = res.time_ms;
+        e.error = res.error;
+        e.psnr = res.psnr;
+        for (size_t m = 0; m < res.images.size() && m < images.size(); ++m) {
+          e.measurements.push_back(
+              {images[m].id, res.images[m].time_ms, res.images[m].error, res.images[m].psnr});
+        }
+      }
+      ++progress_.measured;
+      if (!res.ok()) ++progress_.failures;
+    }
+  }
+  for (auto& [schedule, indices] : waiting) {
+    for (size_t k = 1; k < indices.size(); ++k) {
+      records[indices[k]].evaluation = records[indices[0]].evaluation;
+    }
+  }
+  db_.put_evaluations(run_id_, records, options_.remeasure);
+  std::vector<storage::EvaluationRecord> out;
+  for (const storage::RunEvaluation& r : records) out.push_back(r.evaluation);
+  return out;
+}
+
+std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseline_text) {
+  std::vector<Schedule> seeds;
+  if (!baseline_text.empty())
+    seeds.push_back(compile_schedule(baseline_text, "<baseline>", pipeline_));
+  SearchSpaceOptions so;
+  so.allow_perforation = !options_.exact_only;
+  space_ = std::make_unique<SearchSpace>(pipeline_, so);
+
+  auto genetic = [&] {
+    GeneticOptions g;
+    g.population = options_.population;
+    g.generations = options_.generations;
+    g.seed = options_.seed;
+    g.seeds = seeds;
+    return std::make_unique<GeneticSearch>(*space_, g);
+  };
+  auto hill = [&] {
+    HillClimbingOptions h;
+    h.thresholds = options_.thresholds;
+    h.seed = options_.seed + 1;
+    h.seeds = seeds;
+    return std::make_unique<HillClimbing>(*space_, h);
+  };
+  if (options_.strategy == "genetic") return genetic();
+  if (options_.strategy == "hill") return hill();
+  if (options_.strategy == "portfolio") {
+    std::vector<std::unique_ptr<Strategy>> members;
+    members.push_back(genetic());
+    members.push_back(hill());
+    return std::make_unique<Portfolio>(std::move(members));
+  }
+  throw UserError("unknown strategy '" + options_.strategy + "'");
+}
+
+void TuningSession::run(const ProgressCallback& report) {
+  const auto start = std::chrono::steady_clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  // Seq numbers continue after what the run has (a resumed run's replayed links exist).
+  std::set<int64_t> train_ids;
+  for (const storage::RunEvaluation& e : db_.run_evaluations(run_id_)) {
+    next_seq_ = std::max(next_seq_, e.seq + 1);
+  }
+  progress_ = {};
+  progress_.budget = options_.budget;
+  auto publish = [&](const std::string& phase) {
+    progress_.phase = phase;
+    progress_.evaluations = int64_t(train_ids.size());
+    progress_.elapsed_s = elapsed();
+    progress_.per_second =
+        progress_.elapsed_s > 0 ? double(progress_.measured) / progress_.elapsed_s : 0;
+    progress_.eta_s = progress_.per_second > 0
+                          ? double(std::max<int64_t>(0, options_.budget - progress_.evaluations)) /
+                                progress_.per_second
+                          : -1;
+    if (report) report(progress_);
+  };
+  auto note = [&](const storage::EvaluationRecord& e) {
+    train_ids.insert(e.id);
+    if (!e.ok() || progress_.baseline_ms <= 0) return;
+    for (int t = 0; t < 3; ++t) {
+      if (e.error <= kSpeedupThresholds[t]) {
+        progress_.speedup_at[t] =
+            std::max(progress_.speedup_at[t], progress_.baseline_ms / e.time_ms);
+      }
+    }
+  };
+
+  // The baseline: the hand schedule when there is one, else the default schedule.
+  std::string baseline_text;
+  if (!options_.baseline_schedule.empty()) {
+    baseline_text = dataset::read_text_file(options_.baseline_schedule);
+    compile_schedule(baseline_text, options_.baseline_schedule,
+                     pipeline_);  // a bad one is bad input
+  }
+  publish("baseline");
+  storage::EvaluationRecord baseline =
+      evaluate({{baseline_text, std::nullopt, "baseline"}}, "train")[0];
+  if (stopped()) return;
+  if (!baseline.ok()) {
+    db_.set_run_state(run_id_, "failed");
+    throw UserError("the baseline schedule " +
+                    (options_.baseline_schedule.empty() ? std::string("(the default)")
+                                                        : options_.baseline_schedule) +
+                    " failed: " + baseline.status + ": " + baseline.reason);
+  }
+  db_.set_run_baseline(run_id_, baseline.id);
+  progress_.baseline_ms = baseline.time_ms;
+  note(baseline);
+
+  std::unique_ptr<Strategy> strategy = make_strategy(baseline_text);
+  while (int64_t(train_ids.size()) < options_.budget &&
+         (options_.time_budget_s <= 0 || elapsed() < options_.time_budget_s)) {
+    const size_t room = size_t(options_.budget - int64_t(train_ids.size()));
+    std::vector<Candidate> batch =
+        strategy->propose(std::min<size_t>(size_t(std::max(1, options_.batch)), room));
+    if (batch.empty()) break;
+    std::vector<storage::EvaluationRecord> records = evaluate(batch, "train");
+    std::vector<Outcome> outcomes;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Outcome o;
+      o.candidate = batch[i];
+      o.ok = records[i].ok();
+      o.objectives = {records[i].time_ms, records[i].error};
+      outcomes.push_back(o);
+      note(records[i]);
+    }
+    strategy->observe(outcomes);
+    publish("search");
+    if (stopped()) return;
+  }
+
+  // The front on the training photos, re-measured on the test photos.
+  std::vector<storage::EvaluationRecord> train;
+  for (const storage::RunEvaluation& e : db_.run_evaluations(run_id_)) {
+    if (e.evaluation.key.split == "train" && e.evaluation.ok()) train.push_back(e.evaluation);
+  }
+  std::vector<Objectives> points;
+  for (const storage::EvaluationRecord& e : train) points.push_back({e.time_ms, e.error});
+  std::vector<size_t> front = pareto_front(points);
+  std::vector<Candidate> retest;
+  for (size_t i : front) retest.push_back({train[i].key.schedule, std::nullopt, "front"});
+  retest.push_back({baseline.key.schedule, std::nullopt, "front"});  // the baseline's test time
+  publish("test");
+  std::vector<storage::EvaluationRecord> tested = evaluate(retest, "test");
+  std::vector<storage::FrontPoint> stored;
+  for (size_t k = 0; k < front.size(); ++k) {
+    stored.push_back({train[front[k]].id, tested[k].id});
+  }
+  db_.put_front(run_id_, stored);
+  db_.set_run_state(run_id_, "done");
+  publish("done");
+}
+
+}  // namespace stipple::search

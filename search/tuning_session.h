@@ -1,0 +1,116 @@
+// A tuning run on one machine: a strategy proposes schedules, the Evaluator measures them
+// on the training photos, every result is committed to SQLite as it arrives (one
+// transaction per batch), and at the end the Pareto front of time versus error is
+// re-measured on the test photos and stored (image-perforation.txt §5: fronts are found
+// on training images, reported on test images).
+//
+// Nothing is measured twice: before a candidate is measured, the store is asked for an
+// evaluation of the same (pipeline, photos, split, target, schedule), and a stored one is
+// linked into the run instead (unless `remeasure`). That makes resuming a run simple and
+// exact: the strategies are deterministic given their seed and the outcomes they see, so
+// `resume` replays the run from the start, every evaluation committed before the
+// interruption answers its proposal again from the store, and measuring goes on from the
+// first one that was not committed.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler_core/ir/pipeline.h"
+#include "search/strategy.h"
+#include "storage/database.h"
+#include "workers/evaluator.h"
+
+namespace stipple::search {
+
+struct TuneOptions {
+  std::string pipeline_file;
+  std::vector<std::string> train_images, test_images;
+  std::string strategy = "portfolio";  // portfolio | genetic | hill | reuse
+  int64_t budget = 400;                // evaluations on the training photos
+  double time_budget_s = 0;            // 0: none
+  uint64_t seed = 1;
+  bool remeasure = false;
+  bool exact_only = false;                        // no perforation
+  int batch = 4;                                  // candidates proposed and committed together
+  int runs = 5;                                   // timed runs per photo
+  int threads = 0;                                // 0: one per core
+  double deadline_s = 60;                         // per candidate
+  std::string baseline_schedule;                  // a .sched file; empty: the default schedule
+  int population = 24;                            // genetic
+  int generations = 200;                          // genetic
+  std::vector<double> thresholds = {0, 1, 2, 5};  // hill climbing, and the progress line
+
+  /// The options as JSON (stored with the run, read back by --resume).
+  std::string to_json() const;
+  static TuneOptions from_json(const std::string& text);
+};
+
+struct TuneProgress {
+  int64_t evaluations = 0;  // linked to the run so far (measured or found in the store)
+  int64_t budget = 0;
+  int64_t measured = 0;  // measured by this process
+  int64_t failures = 0;
+  double elapsed_s = 0;
+  double per_second = 0;  // measured evaluations per second
+  double eta_s = -1;      // -1: unknown
+  double baseline_ms = 0;
+  /// The best speedup over the baseline at mean error <= 1, 2 and 5 (0: none yet).
+  double speedup_at[3] = {0, 0, 0};
+  std::string phase;  // "baseline", "search", "test", "done"
+};
+
+/// One point of a stored front with both measurements.
+struct FrontEntry {
+  storage::EvaluationRecord train;
+  std::optional<storage::EvaluationRecord> test;
+  bool baseline = false;
+};
+
+/// The run's front (stored by the session), the baseline marked.
+std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id);
+
+class TuningSession {
+ public:
+  using ProgressCallback = std::function<void(const TuneProgress&)>;
+
+  TuningSession(storage::Database& db, workers::Evaluator& evaluator, const Pipeline& pipeline,
+                std::string pipeline_source, TuneOptions options);
+
+  /// Creates the run's records and returns its id.
+  int64_t create_run();
+  /// Continues run `run_id` (created by create_run with the same options).
+  void attach(int64_t run_id);
+  /// Runs to the budget (or until the strategies finish), then stores the front with its
+  /// test measurements and marks the run done. Progress is reported after each batch.
+  void run(const ProgressCallback& progress = {});
+
+  int64_t run_id() const { return run_id_; }
+  /// When *flag becomes true, run() returns after the batch being measured, without a
+  /// front; the run stays "running", to be resumed.
+  void set_stop_flag(const std::atomic<bool>* flag) { stop_ = flag; }
+  bool stopped() const { return stop_ && *stop_; }
+
+ private:
+  storage::Database& db_;
+  workers::Evaluator& evaluator_;
+  const Pipeline& pipeline_;
+  std::string source_;
+  TuneOptions options_;
+  int64_t pipeline_id_ = 0, dataset_id_ = 0, run_id_ = 0;
+  int64_t next_seq_ = 1;
+  TuneProgress progress_;
+  std::unique_ptr<SearchSpace> space_;
+  const std::atomic<bool>* stop_ = nullptr;  // the strategies' space (they keep a reference)
+
+  std::unique_ptr<Strategy> make_strategy(const std::string& baseline_text);
+  /// Finds or measures each schedule on `split`, commits them (one transaction) linked to
+  /// the run, and returns the records in order.
+  std::vector<storage::EvaluationRecord> evaluate(const std::vector<Candidate>& batch,
+                                                  const std::string& split);
+};
+
+}  // namespace stipple::search

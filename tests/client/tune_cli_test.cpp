@@ -1,0 +1,191 @@
+// `stipple tune`, `runs`, `front` and `export` as a user runs them: real processes, a real
+// SQLite file, exit codes. The interruption test kills `stipple tune` with SIGKILL in the
+// middle of a run and checks that `--resume` finishes it without measuring again anything
+// committed before the kill.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "storage/database.h"
+#include "tests/client/shell.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using stipple::testing_cli::Result;
+using stipple::testing_cli::source;
+
+Result run(const std::string& args) {
+  return stipple::testing_cli::shell(std::string(STIPPLE_BINARY) + " " + args);
+}
+
+class TuneCli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("stipple-tune-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  // A small, quick tuning job: the 3x3 blur on two small fixtures.
+  std::string job(const std::string& extra) const {
+    return source("datasets/pipelines/blur3x3.stp") + " --images " +
+           source("datasets/fixtures/natural-high-64x48.png") + " --test-images " +
+           source("datasets/fixtures/man-made-low-64x48.png") + " --db " + path("t.db") +
+           " --runs 2 --seed 3 " + extra;
+  }
+  fs::path dir_;
+};
+
+TEST_F(TuneCli, TunePrintsTheFrontAndEveryCommandReadsTheRun) {
+  Result r = run("tune " + job("--budget 10 --population 4"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("run 1: blur3x3"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[baseline]"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("[done] 10/10 evaluations"), std::string::npos) << r.output;
+
+  Result runs = run("runs --db " + path("t.db"));
+  ASSERT_EQ(runs.exit_code, 0) << runs.output;
+  EXPECT_NE(runs.output.find("blur3x3"), std::string::npos);
+  EXPECT_NE(runs.output.find("done"), std::string::npos);
+  EXPECT_NE(runs.output.find("10/10"), std::string::npos) << runs.output;
+
+  Result json = run("front 1 --format json --db " + path("t.db") + " --plot " + path("f.svg"));
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  nlohmann::json j = nlohmann::json::parse(json.output.substr(0, json.output.rfind("wrote")));
+  ASSERT_GE(j["variants"].size(), 1u);
+  int baselines = 0;
+  double last_time = -1, last_error = 1e30;
+  for (const auto& v : j["variants"]) {
+    if (v["baseline"].get<bool>()) {
+      ++baselines;
+      continue;
+    }
+    // The front: by increasing time, strictly decreasing error.
+    EXPECT_GT(v["train"]["time_ms"].get<double>(), last_time);
+    EXPECT_LT(v["train"]["error"].get<double>(), last_error);
+    last_time = v["train"]["time_ms"].get<double>();
+    last_error = v["train"]["error"].get<double>();
+    EXPECT_FALSE(v["test"].is_null());
+  }
+  EXPECT_EQ(baselines, 1);
+  std::ifstream svg(path("f.svg"));
+  std::string text((std::istreambuf_iterator<char>(svg)), {});
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("baseline"), std::string::npos);
+
+  Result csv = run("front 1 --format csv --db " + path("t.db"));
+  ASSERT_EQ(csv.exit_code, 0);
+  EXPECT_EQ(csv.output.rfind("variant,baseline,train_ms,", 0), 0u) << csv.output;
+
+  // Export the fastest variant as a schedule: `stipple check` accepts it with the pipeline.
+  Result ex = run("export 1 --variant 0 --format schedule -o " + path("v0.sched") + " --db " +
+                  path("t.db"));
+  ASSERT_EQ(ex.exit_code, 0) << ex.output;
+  Result check =
+      run("check " + source("datasets/pipelines/blur3x3.stp") + " --schedule " + path("v0.sched"));
+  EXPECT_EQ(check.exit_code, 0) << check.output;
+  Result obj =
+      run("export 1 --variant 0 --format obj,header -o " + path("v0") + " --db " + path("t.db"));
+  ASSERT_EQ(obj.exit_code, 0) << obj.output;
+  EXPECT_GT(fs::file_size(path("v0.o")), 0u);
+  EXPECT_GT(fs::file_size(path("v0.h")), 0u);
+}
+
+TEST_F(TuneCli, BadInputExitsTwoWithAReason) {
+  Result r = run("tune " + path("missing.stp") + " --db " + path("t.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run("tune " + job("--budget 0"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run("tune " + job("--strategy annealing"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run("tune " + source("datasets/pipelines/blur3x3.stp") + " --images " + path("nowhere") +
+          " --db " + path("t.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("nowhere"), std::string::npos) << r.output;
+  r = run("front 7 --db " + path("t.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  r = run("tune --resume 7 --db " + path("t.db"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no run 7"), std::string::npos) << r.output;
+}
+
+TEST_F(TuneCli, KillNineThenResumeLosesNothingCommitted) {
+  const int64_t budget = 40;
+  // Started in the background; its pid is the shell's exec'd process.
+  const std::string log = path("tune.log");
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string cmd = std::string("exec ") + STIPPLE_BINARY + " tune " +
+                            job("--budget " + std::to_string(budget) + " --population 6") + " > " +
+                            log + " 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  // Wait until a few batches are committed, then kill -9 in the middle of the run.
+  std::map<int64_t, std::string> committed;  // evaluation id -> created_at
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+  while (std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!fs::exists(path("t.db"))) continue;
+    try {
+      auto db = stipple::storage::Database::open(path("t.db"));
+      if (db->find_run(1) && db->run_evaluations(1).size() >= 8) break;
+    } catch (const std::exception&) {
+      // The file is being created: try again.
+    }
+  }
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "tune finished before it was killed";
+  {
+    auto db = stipple::storage::Database::open(path("t.db"));
+    EXPECT_EQ(db->find_run(1)->state, "running");
+    for (const auto& e : db->run_evaluations(1))
+      committed[e.evaluation.id] = e.evaluation.created_at;
+  }
+  ASSERT_GE(committed.size(), 8u);
+  ASSERT_LT(int64_t(committed.size()), budget);
+
+  Result resumed = run("tune --resume 1 --db " + path("t.db"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  EXPECT_NE(resumed.output.find("resuming run 1"), std::string::npos) << resumed.output;
+
+  auto db = stipple::storage::Database::open(path("t.db"));
+  EXPECT_EQ(db->find_run(1)->state, "done");
+  std::map<int64_t, stipple::storage::EvaluationRecord> after;
+  std::set<std::string> train;
+  for (const auto& e : db->run_evaluations(1)) {
+    after[e.evaluation.id] = e.evaluation;
+    if (e.evaluation.key.split == "train") train.insert(e.evaluation.key.schedule);
+  }
+  for (const auto& [id, created] : committed) {
+    ASSERT_TRUE(after.count(id)) << "evaluation " << id << " was lost";
+    EXPECT_EQ(after[id].created_at, created) << "evaluation " << id << " was measured again";
+  }
+  EXPECT_EQ(int64_t(train.size()), budget);
+  // "measured" in the resumed run's last progress line counts what it measured itself.
+  const size_t done = resumed.output.rfind("[done]");
+  ASSERT_NE(done, std::string::npos) << resumed.output;
+  const std::string last = resumed.output.substr(done);
+  const size_t open = last.find('(');
+  const int measured = std::stoi(last.substr(open + 1));
+  EXPECT_EQ(size_t(measured), after.size() - committed.size()) << last;
+}
+
+}  // namespace

@@ -1,0 +1,174 @@
+// The search space: every genome decodes to a schedule the checker accepts (on every
+// benchmark pipeline, random genomes, mutations and crossovers), decoding is idempotent on
+// the repaired genome, exact-only spaces never produce an approximation, encode finds the
+// hand schedules' choices, and decoded exact schedules compute the reference evaluator's
+// output bit for bit.
+#include "search/genome.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <random>
+
+#include "compiler_core/image/image_io.h"
+#include "compiler_core/interp/evaluator.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/schedule/approximation.h"
+#include "compiler_core/schedule/schedule_checker.h"
+
+namespace stipple::search {
+namespace {
+
+std::string source_path(const std::string& rel) {
+  return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
+}
+
+std::vector<std::string> pipeline_names() {
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(source_path("datasets/pipelines"))) {
+    if (e.path().extension() == ".stp") names.push_back(e.path().stem().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+TEST(Genome, EveryRandomGenomeDecodesToACheckedScheduleOnEveryPipeline) {
+  std::mt19937_64 rng(42);
+  for (const std::string& name : pipeline_names()) {
+    Pipeline p = load_pipeline_file(source_path("datasets/pipelines/" + name + ".stp"));
+    SearchSpace space(p);
+    int perforated = 0;
+    for (int i = 0; i < 25; ++i) {
+      Genome g = space.random_genome(rng);
+      space.mutate(g, rng);
+      Genome other = space.random_genome(rng);
+      auto [c, d] = space.crossover(g, other, rng);
+      for (const Genome* x : {&g, &c, &d}) {
+        ASSERT_EQ(x->stages.size(), p.funcs.size());
+        Decoded dec = space.decode(*x);
+        // The text is a schedule the checker accepts, and it is what `schedule` is.
+        Schedule s;
+        ASSERT_NO_THROW(s = compile_schedule(dec.text, "<decoded>", p)) << name << "\n" << dec.text;
+        EXPECT_EQ(s, dec.schedule) << name;
+        // Decoding the repaired genome drops nothing more and gives the same text.
+        Decoded again = space.decode(dec.genome);
+        EXPECT_EQ(again.text, dec.text) << name;
+        EXPECT_EQ(again.dropped, 0) << name << "\n" << dec.text;
+        EXPECT_EQ(again.genome, dec.genome) << name;
+        perforated += has_approximation(dec.schedule) ? 1 : 0;
+      }
+    }
+    // A third of the stage genes carry a perforation: some survive legalisation.
+    EXPECT_GT(perforated, 0) << name;
+  }
+}
+
+TEST(Genome, ExactSpacesNeverApproximate) {
+  std::mt19937_64 rng(3);
+  Pipeline p = load_pipeline_file(source_path("datasets/pipelines/two_pass_blur.stp"));
+  SearchSpaceOptions o;
+  o.allow_perforation = false;
+  SearchSpace space(p, o);
+  for (int i = 0; i < 100; ++i) {
+    Genome g = space.random_genome(rng);
+    for (int k = 0; k < 5; ++k) space.mutate(g, rng);
+    EXPECT_FALSE(has_approximation(space.decode(g).schedule));
+  }
+}
+
+TEST(Genome, EachPerforationKindDecodesToItsDirective) {
+  Pipeline p = load_pipeline_file(source_path("datasets/pipelines/two_pass_blur.stp"));
+  SearchSpace space(p);
+  Genome g = space.exact_genome();
+  auto stage = [&](const std::string& f) -> StageGene& {
+    for (StageGene& s : g.stages) {
+      if (s.func == f) return s;
+    }
+    throw std::runtime_error("no stage " + f);
+  };
+  PerforationGene grid;
+  grid.kind = PerforationKind::Grid;
+  grid.spacing_x = 4;
+  grid.spacing_y = 1;
+  grid.on_demand = true;
+  stage("A").perforation = grid;
+  PerforationGene adaptive;
+  adaptive.kind = PerforationKind::Adaptive;
+  adaptive.k = 3;
+  adaptive.fraction = 0.25;
+  adaptive.reconstruction = ReconstructionKind::VaryingGaussian;
+  adaptive.sigma = 0.9;
+  stage("out").perforation = adaptive;
+  Decoded d = space.decode(g);
+  const size_t a_line = d.text.find("\nA.");
+  ASSERT_NE(a_line, std::string::npos) << d.text;
+  const std::string a_chain = d.text.substr(a_line + 1, d.text.find('\n', a_line + 1) - a_line - 1);
+  EXPECT_NE(a_chain.find(".perforate(grid(4, 1), linear, on_demand)"), std::string::npos) << d.text;
+  EXPECT_NE(d.text.find("perforate(adaptive(k = 3, f = 0.25), varying_gaussian(sigma0 = 0.9))"),
+            std::string::npos)
+      << d.text;
+  FuncApproximation a = func_approximation(d.schedule, p, *p.find_func("out"), SourceText("", ""));
+  ASSERT_TRUE(a.perforation);
+  EXPECT_EQ(a.perforation->sampling, SamplingKind::Adaptive);
+  EXPECT_EQ(a.perforation->k, 3);
+  EXPECT_DOUBLE_EQ(a.perforation->fraction, 0.25);
+
+  PerforationGene reduction;
+  reduction.kind = PerforationKind::Reduction;
+  reduction.reduction_stride = 2;
+  stage("out").perforation = reduction;
+  d = space.decode(g);
+  EXPECT_NE(d.text.find("perforate_reduction(i, grid(2))"), std::string::npos) << d.text;
+}
+
+TEST(Genome, EncodeFindsTheHandSchedulesChoices) {
+  Pipeline p = load_pipeline_file(source_path("datasets/pipelines/two_pass_blur.stp"));
+  Schedule hand = load_schedule_file(source_path("datasets/pipelines/two_pass_blur.sched"), p);
+  SearchSpace space(p);
+  Genome g = space.encode(hand);
+  const StageGene* out = nullptr;
+  const StageGene* a = nullptr;
+  for (const StageGene& s : g.stages) {
+    if (s.func == "out") out = &s;
+    if (s.func == "A") a = &s;
+  }
+  ASSERT_TRUE(out && a);
+  // out.tile(x, y, xo, yo, xi, yi, 256, 135)...vectorize(xi, 64).parallel(yo)
+  EXPECT_EQ(out->fusion.tile_x, 256);
+  EXPECT_EQ(out->fusion.tile_y, 135);
+  EXPECT_EQ(out->fusion.vector_width, 64);
+  EXPECT_TRUE(out->fusion.parallel);
+  // A.compute_at(out, xo): xo is the third loop of out's nest (xi, yi, xo, c, yo).
+  EXPECT_EQ(a->fusion.compute, ComputeChoice::At);
+  EXPECT_EQ(a->fusion.compute_loop, 2);
+  Decoded d = space.decode(g);
+  EXPECT_NE(d.text.find("A.compute_at(out, xo)"), std::string::npos) << d.text;
+  EXPECT_NE(d.text.find("tile(x, y, xo, yo, xi, yi, 256, 135)"), std::string::npos) << d.text;
+}
+
+TEST(Genome, DecodedExactSchedulesComputeTheReferenceOutput) {
+  Pipeline p = load_pipeline_file(source_path("datasets/pipelines/two_pass_blur.stp"));
+  Buffer photo = read_image(source_path("datasets/fixtures/natural-high-64x48.png"));
+  InputImages inputs;
+  inputs["in"] = photo_to_input(photo, p.inputs[0], "fixture");
+  Buffer reference = evaluate_pipeline(p, inputs, {});
+  std::vector<int64_t> extents = output_extents(p, inputs, {});
+  SearchSpaceOptions o;
+  o.allow_perforation = false;
+  SearchSpace space(p, o);
+  std::mt19937_64 rng(11);
+  auto jit = codegen::JitCompiler::create();
+  for (int i = 0; i < 8; ++i) {
+    Decoded d = space.decode(space.random_genome(rng));
+    codegen::LoweredFunction f = lower(p, d.schedule);
+    auto fn = jit->compile(f);
+    Buffer out = run_lowered(*fn, f, p, inputs, {}, extents);
+    ASSERT_EQ(out.size_in_bytes(), reference.size_in_bytes());
+    EXPECT_EQ(std::memcmp(out.data(), reference.data(), out.size_in_bytes()), 0) << d.text;
+  }
+}
+
+}  // namespace
+}  // namespace stipple::search

@@ -1,0 +1,200 @@
+// Strategies and the tuning session on a real pipeline with the real local evaluator and
+// a real SQLite file: each strategy improves over its seed (the default schedule) within a
+// small budget with a fixed seed, every evaluation is committed and linked to the run,
+// nothing is measured twice, the front is re-measured on the test photos, and a run that
+// is interrupted and resumed measures nothing it had committed again.
+#include "search/tuning_session.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <set>
+
+#include "compiler_core/language/frontend.h"
+#include "datasets/benchmark/manifest.h"
+#include "search/genetic.h"
+#include "search/hill_climbing.h"
+#include "workers/local_evaluator.h"
+
+namespace stipple::search {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string source_path(const std::string& rel) {
+  return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
+}
+
+// Counts what reaches the real evaluator, so that tests can tell measured from stored.
+class CountingEvaluator : public workers::Evaluator {
+ public:
+  explicit CountingEvaluator(workers::Evaluator& inner) : inner_(inner) {}
+  std::vector<workers::EvaluationResult> evaluate(const std::vector<std::string>& schedules,
+                                                  const std::string& split,
+                                                  double give_up_ms) override {
+    for (const std::string& s : schedules) measured.push_back(split + ":" + s);
+    return inner_.evaluate(schedules, split, give_up_ms);
+  }
+  std::string host() const override { return inner_.host(); }
+  std::string target() const override { return inner_.target(); }
+  std::vector<std::string> measured;
+
+ private:
+  workers::Evaluator& inner_;
+};
+
+class TuningSessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("stipple-tuning-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    pipeline_file_ = source_path("datasets/pipelines/two_pass_blur.stp");
+    source_ = dataset::read_text_file(pipeline_file_);
+    pipeline_ = compile_pipeline(source_, pipeline_file_);
+    setup_.pipeline_source = source_;
+    setup_.pipeline_file = pipeline_file_;
+    setup_.images["train"] = {source_path("datasets/fixtures/people-256x192.png")};
+    setup_.images["test"] = {source_path("datasets/fixtures/natural-high-64x48.png")};
+    setup_.runs = 3;
+    workers::LocalEvaluatorOptions o;
+    o.server_binary = STIPPLE_EVALUATOR;
+    o.deadline_seconds = 30;
+    evaluator_ = std::make_unique<workers::LocalEvaluator>(setup_, o);
+    db_ = storage::Database::open((dir_ / "tune.db").string());
+  }
+  void TearDown() override {
+    db_.reset();
+    evaluator_.reset();
+    fs::remove_all(dir_);
+  }
+  TuneOptions options(const std::string& strategy, int64_t budget) {
+    TuneOptions t;
+    t.pipeline_file = pipeline_file_;
+    t.train_images = setup_.images["train"];
+    t.test_images = setup_.images["test"];
+    t.strategy = strategy;
+    t.budget = budget;
+    t.seed = 5;
+    t.runs = 3;
+    t.population = 6;
+    t.batch = 3;
+    return t;  // the baseline: the default schedule
+  }
+
+  fs::path dir_;
+  std::string pipeline_file_, source_;
+  Pipeline pipeline_;
+  workers::EvaluationSetup setup_;
+  std::unique_ptr<workers::LocalEvaluator> evaluator_;
+  std::unique_ptr<storage::Database> db_;
+};
+
+// Runs a strategy; checks the run's records; returns the baseline and the best exact time.
+void check_strategy_improves(TuningSessionTest& t, storage::Database& db, workers::Evaluator& ev,
+                             const Pipeline& p, const std::string& source, TuneOptions o) {
+  CountingEvaluator counting(ev);
+  TuningSession session(db, counting, p, source, o);
+  const int64_t run = session.create_run();
+  session.run();
+  (void)t;
+  std::optional<storage::RunRecord> r = db.find_run(run);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->state, "done");
+  ASSERT_TRUE(r->baseline_evaluation_id);
+  std::vector<storage::RunEvaluation> evals = db.run_evaluations(run);
+  std::set<std::string> train_schedules;
+  double best_exact = 1e30;
+  double baseline_ms = db.evaluation(*r->baseline_evaluation_id)->time_ms;
+  std::vector<Objectives> points;
+  for (const storage::RunEvaluation& e : evals) {
+    if (e.evaluation.key.split != "train") continue;
+    train_schedules.insert(e.evaluation.key.schedule);
+    if (e.evaluation.ok()) {
+      points.push_back({e.evaluation.time_ms, e.evaluation.error});
+      if (e.evaluation.error == 0) best_exact = std::min(best_exact, e.evaluation.time_ms);
+    }
+  }
+  // The budget is spent exactly, on distinct schedules, each measured once.
+  EXPECT_EQ(int64_t(train_schedules.size()), o.budget);
+  std::set<std::string> measured(counting.measured.begin(), counting.measured.end());
+  EXPECT_EQ(measured.size(), counting.measured.size());
+  // Better than the seed: the default schedule inlines A's 17 taps into out's 17.
+  EXPECT_LT(best_exact, baseline_ms / 2) << o.strategy;
+  // The front dominates more than the baseline alone.
+  const Objectives ref{baseline_ms * 2, 10};
+  EXPECT_GT(hypervolume(points, ref), hypervolume({{baseline_ms, 0}}, ref) * 1.5);
+  // The front is stored with its test measurements.
+  std::vector<FrontEntry> front = load_front(db, run);
+  ASSERT_FALSE(front.empty());
+  for (const FrontEntry& f : front) {
+    ASSERT_TRUE(f.test) << f.train.key.schedule;
+    EXPECT_EQ(f.test->key.split, "test");
+    EXPECT_EQ(f.test->key.schedule, f.train.key.schedule);
+  }
+}
+
+TEST_F(TuningSessionTest, GeneticImprovesOverItsSeed) {
+  check_strategy_improves(*this, *db_, *evaluator_, pipeline_, source_, options("genetic", 14));
+}
+
+TEST_F(TuningSessionTest, HillClimbingImprovesOverItsSeed) {
+  check_strategy_improves(*this, *db_, *evaluator_, pipeline_, source_, options("hill", 14));
+}
+
+TEST_F(TuningSessionTest, PortfolioImprovesOverItsSeed) {
+  check_strategy_improves(*this, *db_, *evaluator_, pipeline_, source_, options("portfolio", 14));
+}
+
+TEST_F(TuningSessionTest, AResumedRunMeasuresNothingItHadCommitted) {
+  TuneOptions o = options("portfolio", 15);
+  CountingEvaluator first(*evaluator_);
+  std::atomic<bool> stop{false};
+  int batches = 0;
+  int64_t run = 0;
+  {
+    TuningSession s(*db_, first, pipeline_, source_, o);
+    run = s.create_run();
+    s.set_stop_flag(&stop);
+    s.run([&](const TuneProgress& p) {
+      if (p.phase == "search" && ++batches == 2) stop = true;  // interrupted after 2 batches
+    });
+  }
+  EXPECT_EQ(db_->find_run(run)->state, "running");
+  std::map<int64_t, std::string> committed;  // id -> created_at
+  for (const storage::RunEvaluation& e : db_->run_evaluations(run)) {
+    committed[e.evaluation.id] = e.evaluation.created_at;
+  }
+  ASSERT_GE(committed.size(), 4u);  // the baseline and two batches
+  ASSERT_LT(committed.size(), 15u);
+
+  CountingEvaluator second(*evaluator_);
+  TuningSession resumed(*db_, second, pipeline_, source_, o);
+  resumed.attach(run);
+  resumed.run();
+  EXPECT_EQ(db_->find_run(run)->state, "done");
+  // Everything committed before is still linked and untouched, and nothing of it was
+  // measured again.
+  std::map<int64_t, storage::EvaluationRecord> after;
+  for (const storage::RunEvaluation& e : db_->run_evaluations(run))
+    after[e.evaluation.id] = e.evaluation;
+  std::set<std::string> measured_again(second.measured.begin(), second.measured.end());
+  for (const auto& [id, created] : committed) {
+    ASSERT_TRUE(after.count(id)) << id;
+    EXPECT_EQ(after[id].created_at, created) << id;
+    EXPECT_FALSE(measured_again.count(after[id].key.split + ":" + after[id].key.schedule)) << id;
+  }
+  // The resumed run is the run an uninterrupted one would have been: the same budget.
+  std::set<std::string> train;
+  for (const auto& [id, e] : after) {
+    if (e.key.split == "train") train.insert(e.key.schedule);
+  }
+  EXPECT_EQ(int64_t(train.size()), o.budget);
+  EXPECT_EQ(first.measured.size() + second.measured.size(), after.size());
+}
+
+}  // namespace
+}  // namespace stipple::search

@@ -1,0 +1,216 @@
+// LocalEvaluator with the real child process: results equal an in-process measurement of
+// the same schedule, and every failure a candidate can have (a bad schedule, a crash, an
+// abort, an exit, CPU spinning, a wall-clock hang, an allocation past the memory limit, an
+// output of NaN, garbage on the protocol) becomes a failed result with its reason, after
+// which the next candidate is measured normally in a fresh child. Crash, hang and the
+// like come from the evaluator's test hook (STIPPLE_EVALUATOR_TEST_FAULTS); the
+// out-of-memory of generated code, NaN and the bad schedule are real.
+#include "workers/local_evaluator.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+#include "compiler_core/ir/error.h"
+#include "workers/measurement.h"
+#include "workers/sanitizer.h"
+
+namespace stipple::workers {
+namespace {
+
+std::string source_path(const std::string& rel) {
+  return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
+}
+
+
+const char* kBlur = R"(pipeline blur3
+input in : f32[x, y, c]
+func bx(x, y, c) = (in(x - 1, y, c) + in(x, y, c) + in(x + 1, y, c)) / 3.0
+func out(x, y, c) = (bx(x, y - 1, c) + bx(x, y, c) + bx(x, y + 1, c)) / 3.0
+output out
+)";
+
+EvaluationSetup blur_setup() {
+  EvaluationSetup s;
+  s.pipeline_source = kBlur;
+  s.pipeline_file = "blur3.stp";
+  s.images["train"] = {source_path("datasets/fixtures/natural-high-64x48.png"),
+                       source_path("datasets/fixtures/man-made-low-64x48.png")};
+  s.images["test"] = {source_path("datasets/fixtures/people-256x192.png")};
+  s.runs = 3;
+  s.threads = 1;
+  return s;
+}
+
+LocalEvaluatorOptions options(double deadline = 30) {
+  LocalEvaluatorOptions o;
+  o.server_binary = STIPPLE_EVALUATOR;
+  o.deadline_seconds = deadline;
+  o.memory_limit_bytes = int64_t(4) << 30;
+  return o;
+}
+
+class LocalEvaluatorTest : public ::testing::Test {
+ protected:
+  void SetUp() override { setenv("STIPPLE_EVALUATOR_TEST_FAULTS", "1", 1); }
+  void TearDown() override { unsetenv("STIPPLE_EVALUATOR_TEST_FAULTS"); }
+};
+
+TEST_F(LocalEvaluatorTest, MeasuresLikeAnInProcessMeasurement) {
+  LocalEvaluator ev(blur_setup(), options());
+  EXPECT_FALSE(ev.target().empty());
+  EXPECT_FALSE(ev.host().empty());
+  const std::string exact = "bx.compute_at(out, y).vectorize(x, 8)\n";
+  const std::string perforated = "bx.compute_root().perforate(grid(2, 1), linear, precomputed)\n";
+  std::vector<EvaluationResult> r = ev.evaluate({exact, perforated}, "train", 0);
+  ASSERT_EQ(r.size(), 2u);
+  ASSERT_TRUE(r[0].ok()) << r[0].reason;
+  ASSERT_TRUE(r[1].ok()) << r[1].reason;
+  ASSERT_EQ(r[0].images.size(), 2u);
+  // An exact schedule has no error; the perforated one has some, as measured in process.
+  EXPECT_EQ(r[0].error, 0);
+  EXPECT_TRUE(std::isinf(r[0].psnr));
+  Measurement local(blur_setup());
+  EvaluationResult in_process = local.measure(perforated, "train");
+  ASSERT_TRUE(in_process.ok());
+  EXPECT_GT(r[1].error, 0);
+  EXPECT_DOUBLE_EQ(r[1].error, in_process.error);
+  EXPECT_DOUBLE_EQ(r[1].images[1].error, in_process.images[1].error);
+  EXPECT_GT(r[0].compile_ms, 0);
+  EXPECT_GT(r[0].time_ms, 0);
+  EXPECT_DOUBLE_EQ(r[0].time_ms, (r[0].images[0].time_ms + r[0].images[1].time_ms) / 2);
+  // The test split is its own photos.
+  std::vector<EvaluationResult> t = ev.evaluate({exact}, "test", 0);
+  ASSERT_TRUE(t[0].ok());
+  EXPECT_EQ(t[0].images.size(), 1u);
+  EXPECT_EQ(ev.children_started(), 1);
+}
+
+TEST_F(LocalEvaluatorTest, EveryFailureIsARecordedResultAndTheNextCandidateRuns) {
+  LocalEvaluator ev(blur_setup(), options(/*deadline=*/3));
+  struct Case {
+    std::string schedule, status, reason_has;
+    bool restarts;
+  };
+  std::vector<Case> cases = {
+      {"bx.compute_at(out, nowhere)\n", "compile_error", "nowhere", false},
+      {"# fault: segv\n", "crash", "SIGSEGV", true},
+      {"# fault: abort\n", "crash", "SIGABRT", true},
+      {"# fault: exit\n", "crash", "exited with status 3", true},
+      {"# fault: sleep\n", "timeout", "deadline", true},
+      {"# fault: garbage\n", "error", "garbage", true},
+  };
+  int children = 1;
+  for (const Case& c : cases) {
+    const auto t0 = std::chrono::steady_clock::now();
+    std::vector<EvaluationResult> r = ev.evaluate({c.schedule, "bx.compute_root()\n"}, "train", 0);
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    ASSERT_EQ(r.size(), 2u);
+    EXPECT_EQ(r[0].status, c.status) << c.schedule << r[0].reason;
+    // AddressSanitizer turns a SIGSEGV into its own report and an abort.
+    if (!address_sanitizer_active() || c.reason_has != "SIGSEGV") {
+      EXPECT_NE(r[0].reason.find(c.reason_has), std::string::npos) << r[0].reason;
+    }
+    EXPECT_TRUE(r[0].images.empty());
+    EXPECT_TRUE(r[1].ok()) << c.schedule << ": the next candidate: " << r[1].reason;
+    children += c.restarts ? 1 : 0;
+    EXPECT_EQ(ev.children_started(), children) << c.schedule;
+    EXPECT_LT(s, 30) << c.schedule;
+  }
+}
+
+TEST_F(LocalEvaluatorTest, CpuTimeLimitStopsASpinningCandidate) {
+  LocalEvaluatorOptions o = options(/*deadline=*/60);
+  o.cpu_seconds = 1;  // the CPU limit, not the wall-clock deadline, must end it
+  LocalEvaluator ev(blur_setup(), o);
+  const auto t0 = std::chrono::steady_clock::now();
+  EvaluationResult r = ev.evaluate({"# fault: spin\n"}, "train", 0)[0];
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(r.status, "timeout") << r.reason;
+  EXPECT_NE(r.reason.find("SIGXCPU"), std::string::npos) << r.reason;
+  EXPECT_LT(s, 30);
+}
+
+TEST_F(LocalEvaluatorTest, AllocationsPastTheMemoryLimitAreOutOfMemory) {
+  if (address_sanitizer_active()) GTEST_SKIP() << "the address-space limit is off under AddressSanitizer";
+  LocalEvaluatorOptions o = options();
+  o.memory_limit_bytes = int64_t(2) << 30;
+  LocalEvaluator ev(blur_setup(), o);
+  // The candidate's own allocations (the test hook), and generated code whose buffer does
+  // not fit: bx is read 5000 times further out than out's box.
+  EvaluationResult hook = ev.evaluate({"# fault: allocate\n"}, "train", 0)[0];
+  EXPECT_EQ(hook.status, "out_of_memory") << hook.reason;
+
+  EvaluationSetup huge = blur_setup();
+  huge.pipeline_source = R"(pipeline huge
+input in : f32[x, y, c]
+func big(x, y, c) = in(x, y, c) * 2.0
+func out(x, y, c) = big(x * 5000, y * 5000, c)
+output out
+)";
+  // The reference (big inlined) fits; computing big at root does not.
+  LocalEvaluator ev2(huge, o);
+  EvaluationResult real =
+      ev2.evaluate({"big.compute_root()\n", "big.compute_inline()\n"}, "train", 0)[0];
+  EXPECT_EQ(real.status, "out_of_memory") << real.reason;
+}
+
+TEST_F(LocalEvaluatorTest, NanOutputsAreFailures) {
+  EvaluationSetup s = blur_setup();
+  s.pipeline_source = R"(pipeline nan
+input in : f32[x, y, c]
+func out(x, y, c) = sqrt(in(x, y, c) - 2.0)
+output out
+)";
+  LocalEvaluator ev(s, options());
+  EvaluationResult r = ev.evaluate({"out.vectorize(x, 8)\n"}, "train", 0)[0];
+  EXPECT_EQ(r.status, "nan");
+}
+
+TEST_F(LocalEvaluatorTest, GivingUpTimesASlowCandidateByOneRun) {
+  EvaluationSetup s = blur_setup();
+  s.runs = 1000;
+  LocalEvaluator ev(s, options());
+  // With a give-up time below any run, the photo is timed by its warm-up alone; without,
+  // by 1000 more runs, which take far longer than the compile.
+  auto timed = [&](double give_up_ms, EvaluationResult* r) {
+    const auto t0 = std::chrono::steady_clock::now();
+    *r = ev.evaluate({"bx.compute_inline()\n"}, "test", give_up_ms)[0];
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  EvaluationResult slow, full;
+  const double full_s = timed(0, &full);
+  const double slow_s = timed(1e-6, &slow);
+  ASSERT_TRUE(slow.ok());
+  ASSERT_TRUE(full.ok());
+  EXPECT_LT(slow_s * 3, full_s) << slow_s << " s against " << full_s << " s";
+  EXPECT_EQ(slow.error, full.error);
+}
+
+TEST_F(LocalEvaluatorTest, BadSetupIsBadInput) {
+  EvaluationSetup s = blur_setup();
+  s.pipeline_source = "pipeline broken\nfunc out(x) = \n";
+  EXPECT_THROW(LocalEvaluator(s, options()), UserError);
+  s = blur_setup();
+  s.images["train"] = {"/nonexistent/photo.png"};
+  EXPECT_THROW(LocalEvaluator(s, options()), UserError);
+}
+
+TEST_F(LocalEvaluatorTest, TheChildDiesWithTheEvaluator) {
+  pid_t child = -1;
+  {
+    LocalEvaluator ev(blur_setup(), options());
+    EXPECT_TRUE(ev.evaluate({"bx.compute_root()\n"}, "train", 0)[0].ok());
+    // The child's process group is its pid; it exists now.
+    child = ev.child_pid();
+    EXPECT_EQ(kill(child, 0), 0);
+  }
+  EXPECT_NE(kill(child, 0), 0);  // reaped: no such process
+}
+
+}  // namespace
+}  // namespace stipple::workers

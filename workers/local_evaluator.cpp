@@ -1,0 +1,234 @@
+#include "workers/local_evaluator.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <filesystem>
+#include <stdexcept>
+#include <thread>
+
+#include "compiler_core/ir/error.h"
+#include "workers/wire.h"
+
+extern char** environ;
+
+namespace stipple::workers {
+
+namespace {
+
+std::string default_server_binary() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "stipple-evaluator";
+  return (self.parent_path() / "stipple-evaluator").string();
+}
+
+void write_all(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0)
+      throw std::runtime_error("cannot write to the evaluator: " +
+                               std::string(std::strerror(errno)));
+    done += size_t(n);
+  }
+}
+
+}  // namespace
+
+std::string describe_wait_status(int status) {
+  if (WIFSIGNALED(status)) {
+    const int sig = WTERMSIG(status);
+    const char* abbrev = sigabbrev_np(sig);
+    return std::string("killed by SIG") + (abbrev ? abbrev : std::to_string(sig).c_str()) + " (" +
+           strsignal(sig) + ")";
+  }
+  if (WIFEXITED(status)) return "exited with status " + std::to_string(WEXITSTATUS(status));
+  return "stopped (wait status " + std::to_string(status) + ")";
+}
+
+LocalEvaluator::LocalEvaluator(EvaluationSetup setup, LocalEvaluatorOptions options)
+    : setup_(std::move(setup)), options_(std::move(options)) {
+  // A child that dies while we write to it must be an error return, not our death.
+  std::signal(SIGPIPE, SIG_IGN);
+  if (options_.server_binary.empty()) options_.server_binary = default_server_binary();
+  if (options_.cpu_seconds <= 0) {
+    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    options_.cpu_seconds = options_.deadline_seconds * double(cores);
+  }
+  start();
+}
+
+LocalEvaluator::~LocalEvaluator() { stop(); }
+
+void LocalEvaluator::start() {
+  int in_pipe[2], out_pipe[2];
+  if (pipe2(in_pipe, O_CLOEXEC) != 0 || pipe2(out_pipe, O_CLOEXEC) != 0) {
+    throw std::runtime_error("pipe: " + std::string(std::strerror(errno)));
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in_pipe[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out_pipe[1], 1);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // Its own process group, so that a deadline kills every process it may have started.
+  posix_spawnattr_setpgroup(&attr, 0);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
+  std::vector<std::string> args = {options_.server_binary,
+                                   "--memory-limit",
+                                   std::to_string(options_.memory_limit_bytes),
+                                   "--file-size-limit",
+                                   std::to_string(options_.file_size_limit_bytes),
+                                   "--cpu-seconds",
+                                   std::to_string(options_.cpu_seconds)};
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int rc =
+      posix_spawn(&pid, options_.server_binary.c_str(), &actions, &attr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attr);
+  ::close(in_pipe[0]);
+  ::close(out_pipe[1]);
+  if (rc != 0) {
+    ::close(in_pipe[1]);
+    ::close(out_pipe[0]);
+    throw std::runtime_error("cannot start " + options_.server_binary + ": " + std::strerror(rc));
+  }
+  child_ = pid;
+  to_child_ = in_pipe[1];
+  from_child_ = out_pipe[0];
+  pending_.clear();
+  ++children_started_;
+
+  write_all(to_child_, nlohmann::json{{"setup", wire::to_json(setup_)}}.dump() + "\n");
+  std::string line;
+  bool eof = false;
+  if (!read_line(line, options_.startup_seconds, &eof)) {
+    const int status = stop();
+    throw std::runtime_error(
+        "the evaluator did not start: " +
+        (eof ? describe_wait_status(status)
+             : "no answer in " + std::to_string(int(options_.startup_seconds)) + " s"));
+  }
+  nlohmann::json hello = nlohmann::json::parse(line);
+  if (hello.contains("fatal")) {
+    stop();
+    throw UserError(hello["fatal"].get<std::string>());
+  }
+  host_ = hello.at("host").get<std::string>();
+  target_ = hello.at("target").get<std::string>();
+}
+
+int LocalEvaluator::stop() {
+  int status = 0;
+  if (to_child_ >= 0) ::close(to_child_);
+  if (from_child_ >= 0) ::close(from_child_);
+  to_child_ = from_child_ = -1;
+  if (child_ > 0) {
+    ::kill(-child_, SIGKILL);
+    while (waitpid(child_, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  child_ = -1;
+  return status;
+}
+
+bool LocalEvaluator::read_line(std::string& line, double seconds, bool* eof) {
+  *eof = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  for (;;) {
+    size_t nl = pending_.find('\n');
+    if (nl != std::string::npos) {
+      line = pending_.substr(0, nl);
+      pending_.erase(0, nl + 1);
+      return true;
+    }
+    const double left =
+        std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
+    if (left <= 0) return false;
+    pollfd p{from_child_, POLLIN, 0};
+    const int ready = ::poll(&p, 1, int(std::min(left * 1000 + 1, 1e9)));
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready <= 0) continue;  // re-checks the deadline
+    char buf[65536];
+    ssize_t n = ::read(from_child_, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      *eof = true;
+      return false;
+    }
+    pending_.append(buf, size_t(n));
+  }
+}
+
+EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const std::string& split,
+                                              double give_up_ms) {
+  if (child_ <= 0) start();
+  const int64_t id = next_id_++;
+  EvaluationResult failed;
+  const nlohmann::json job = {
+      {"id", id}, {"split", split}, {"schedule", schedule}, {"give_up_ms", give_up_ms}};
+  try {
+    write_all(to_child_, job.dump() + "\n");
+  } catch (const std::runtime_error&) {
+    // The child died between jobs: its status says why; the candidate is not to blame,
+    // so it is measured in a fresh child.
+    stop();
+    start();
+    write_all(to_child_, job.dump() + "\n");
+  }
+  std::string line;
+  bool eof = false;
+  while (read_line(line, options_.deadline_seconds, &eof)) {
+    nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (j.is_discarded() || j.contains("fatal")) {
+      stop();
+      failed.status = "error";
+      failed.reason = "the evaluator answered garbage: " + line.substr(0, 200);
+      return failed;
+    }
+    if (j.value("id", int64_t(-1)) != id) continue;  // a late answer to an abandoned job
+    return wire::result_from_json(j.at("result"));
+  }
+  if (eof) {
+    const int status = stop();
+    failed.reason = "the candidate's process was " + describe_wait_status(status);
+    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+      failed.status = "timeout";
+      failed.reason +=
+          ": it used more than " + std::to_string(int(options_.cpu_seconds)) + " s of CPU time";
+    } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+      failed.status = "out_of_memory";  // nobody else sends SIGKILL: the kernel's OOM killer
+    } else {
+      failed.status = "crash";
+    }
+    return failed;
+  }
+  stop();
+  failed.status = "timeout";
+  failed.reason = "no result within the deadline of " +
+                  std::to_string(int(options_.deadline_seconds)) + " s; the process was killed";
+  return failed;
+}
+
+std::vector<EvaluationResult> LocalEvaluator::evaluate(const std::vector<std::string>& schedules,
+                                                       const std::string& split,
+                                                       double give_up_ms) {
+  std::vector<EvaluationResult> out;
+  for (const std::string& s : schedules) out.push_back(evaluate_one(s, split, give_up_ms));
+  return out;
+}
+
+}  // namespace stipple::workers

@@ -1,0 +1,72 @@
+// LocalEvaluator: measures candidates on this host in a child process, stipple-evaluator
+// (evaluation_server_main.cpp), one at a time (DESIGN.md: one benchmark at a time per
+// host). The child runs under resource limits and a wall-clock deadline that this side
+// enforces by killing the child's whole process group; a candidate that crashes, hangs,
+// runs out of memory or writes NaN becomes a failed result with its reason, and the next
+// candidate gets a fresh child. The tuner never dies with a candidate.
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+
+#include "workers/evaluator.h"
+
+namespace stipple::workers {
+
+struct LocalEvaluatorOptions {
+  /// The stipple-evaluator executable; empty: the one beside this process's executable.
+  std::string server_binary;
+  double deadline_seconds = 60;  // wall clock per candidate (compile and all runs)
+  double startup_seconds = 300;  // wall clock for the child to load photos and references
+  int64_t memory_limit_bytes = int64_t(16) << 30;
+  int64_t file_size_limit_bytes = int64_t(64) << 20;
+  /// CPU seconds per candidate; 0: the deadline times the number of cores.
+  double cpu_seconds = 0;
+};
+
+class LocalEvaluator : public Evaluator {
+ public:
+  /// Starts the child and waits until it has loaded the photos of every split and
+  /// computed their reference outputs. Throws UserError when the setup is bad (the
+  /// pipeline does not compile, a photo does not load) and std::runtime_error when the
+  /// child cannot be started.
+  LocalEvaluator(EvaluationSetup setup, LocalEvaluatorOptions options = {});
+  ~LocalEvaluator() override;
+  LocalEvaluator(const LocalEvaluator&) = delete;
+  LocalEvaluator& operator=(const LocalEvaluator&) = delete;
+
+  std::vector<EvaluationResult> evaluate(const std::vector<std::string>& schedules,
+                                         const std::string& split, double give_up_ms) override;
+  std::string host() const override { return host_; }
+  std::string target() const override { return target_; }
+
+  /// Children started so far (1 + the candidates that killed one).
+  int children_started() const { return children_started_; }
+  /// The current child's pid (-1 between a failure and the next candidate).
+  pid_t child_pid() const { return child_; }
+
+ private:
+  EvaluationSetup setup_;
+  LocalEvaluatorOptions options_;
+  std::string host_, target_;
+  pid_t child_ = -1;
+  int to_child_ = -1, from_child_ = -1;
+  std::string pending_;  // bytes read from the child after the last full line
+  int64_t next_id_ = 1;
+  int children_started_ = 0;
+
+  void start();
+  /// Kills the child's process group (if alive) and reaps it; returns its wait status.
+  int stop();
+  /// The next line from the child within `seconds`; false on timeout or end of file
+  /// (*eof tells which).
+  bool read_line(std::string& line, double seconds, bool* eof);
+  EvaluationResult evaluate_one(const std::string& schedule, const std::string& split,
+                                double give_up_ms);
+};
+
+/// A wait status in words: "killed by SIGSEGV (Segmentation fault)", "exited with status 3".
+std::string describe_wait_status(int status);
+
+}  // namespace stipple::workers

@@ -1,0 +1,141 @@
+#include "workers/measurement.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <stdexcept>
+
+#include "compiler_core/image/image_io.h"
+#include "compiler_core/image/metrics.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/runtime/thread_pool.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "datasets/benchmark/resample.h"
+#include "workers/host_target.h"
+
+namespace stipple::workers {
+
+namespace {
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+void EvaluationResult::aggregate() {
+  time_ms = error = psnr = 0;
+  if (images.empty()) return;
+  for (const ImageMeasurement& m : images) {
+    time_ms += m.time_ms;
+    error += m.error;
+    psnr += m.psnr;
+  }
+  time_ms /= double(images.size());
+  error /= double(images.size());
+  psnr /= double(images.size());
+}
+
+InputImages inputs_for_photo(const Pipeline& p, const std::string& path) {
+  Buffer photo = read_image(path);
+  InputImages inputs;
+  for (const InputDecl& in : p.inputs) {
+    const bool mosaic = in.dim_names.size() == 2 && photo.dimensions() == 3 && photo.extent(2) >= 3;
+    inputs[in.name] = photo_to_input(mosaic ? dataset::rgb8_to_bayer_rggb(photo) : photo, in, path);
+  }
+  return inputs;
+}
+
+Measurement::Measurement(const EvaluationSetup& setup)
+    : setup_(setup), pipeline_(compile_pipeline(setup.pipeline_source, setup.pipeline_file)) {
+  for (const auto& [name, value] : setup_.params) {
+    if (!pipeline_.find_param(name)) {
+      throw UserError("pipeline '" + pipeline_.name + "' has no param named '" + name + "'");
+    }
+  }
+  if (setup_.threads > 0) ThreadPool::set_global_threads(setup_.threads);
+  jit_ = codegen::JitCompiler::create();
+  // Every photo and reference now, so that a bad setup fails before any candidate.
+  for (const auto& [split, paths] : setup_.images) photos(split);
+}
+
+Measurement::~Measurement() = default;
+
+std::string Measurement::target() const {
+  return host_target_key(jit_->host_cpu(), jit_->host_features());
+}
+
+std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
+  auto it = photos_.find(split);
+  if (it != photos_.end()) return it->second;
+  auto found = setup_.images.find(split);
+  if (found == setup_.images.end() || found->second.empty()) {
+    throw UserError("no photos for the '" + split + "' split");
+  }
+  // The reference outputs: the default exact schedule, compiled once.
+  codegen::LoweredFunction lowered = lower(pipeline_, Schedule{});
+  std::unique_ptr<codegen::CompiledFunction> exact = jit_->compile(lowered);
+  std::vector<Photo> loaded;
+  for (const std::string& path : found->second) {
+    Photo ph;
+    ph.inputs = inputs_for_photo(pipeline_, path);
+    ph.extents = output_extents(pipeline_, ph.inputs, setup_.params);
+    ph.reference = run_lowered(*exact, lowered, pipeline_, ph.inputs, setup_.params, ph.extents);
+    loaded.push_back(std::move(ph));
+  }
+  return photos_[split] = std::move(loaded);
+}
+
+EvaluationResult Measurement::measure(const std::string& text, const std::string& split,
+                                      double give_up_ms) {
+  std::vector<Photo>& set = photos(split);
+  EvaluationResult r;
+  codegen::LoweredFunction lowered;
+  std::unique_ptr<codegen::CompiledFunction> compiled;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    Schedule s = compile_schedule(text, "<candidate>", pipeline_);
+    lowered = lower(pipeline_, s);
+    compiled = jit_->compile(lowered);
+  } catch (const UserError& e) {
+    r.status = "compile_error";
+    r.reason = e.what();
+    return r;
+  }
+  r.compile_ms = ms_since(t0);
+  for (const Photo& ph : set) {
+    auto run = [&] {
+      return run_lowered(*compiled, lowered, pipeline_, ph.inputs, setup_.params, ph.extents);
+    };
+    const auto warm_start = std::chrono::steady_clock::now();
+    Buffer out = run();  // the warm-up; its output is the one compared
+    const double warm_ms = ms_since(warm_start);
+    std::vector<double> times;
+    const bool give_up = give_up_ms > 0 && warm_ms > give_up_ms;
+    if (give_up) times.push_back(warm_ms);
+    for (int k = 0; !give_up && k < std::max(1, setup_.runs); ++k) {
+      const auto start = std::chrono::steady_clock::now();
+      run();
+      times.push_back(ms_since(start));
+    }
+    std::sort(times.begin(), times.end());
+    ErrorReport e = compare_outputs(out, ph.reference);
+    if (e.has_nan) {
+      r.status = "nan";
+      r.reason = "the output has NaN or infinite values";
+      r.images.clear();
+      return r;
+    }
+    ImageMeasurement m;
+    m.time_ms = times[times.size() / 2];
+    m.error = metric_value(e, pipeline_.output.metric);
+    m.psnr = e.psnr;
+    r.images.push_back(m);
+  }
+  r.aggregate();
+  return r;
+}
+
+}  // namespace stipple::workers

@@ -1,0 +1,54 @@
+// The measuring protocol of DESIGN.md, in the process that runs candidates (the
+// evaluation server, evaluation_server.cpp): reference outputs under the default exact
+// schedule computed once, then for each schedule: compile (timed apart), and on each
+// photo one warm-up run and `runs` timed runs, the median kept, the error of the output
+// against the reference in the pipeline's metric.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "compiler_core/codegen/jit.h"
+#include "compiler_core/interp/evaluator.h"
+#include "compiler_core/ir/pipeline.h"
+#include "workers/evaluator.h"
+
+namespace stipple::workers {
+
+/// The inputs of p for one photo (see EvaluationSetup::images).
+InputImages inputs_for_photo(const Pipeline& p, const std::string& path);
+
+class Measurement {
+ public:
+  /// Compiles the pipeline, loads every photo and computes its reference output. Throws
+  /// UserError for a bad pipeline, param or photo.
+  explicit Measurement(const EvaluationSetup& setup);
+  ~Measurement();
+
+  /// Measures one schedule on the photos of `split`. Bad schedules and bad outputs are
+  /// failed results; other exceptions propagate.
+  /// A warm-up run slower than `give_up_ms` (0: no limit) is the photo's only run.
+  EvaluationResult measure(const std::string& schedule, const std::string& split,
+                           double give_up_ms = 0);
+
+  const Pipeline& pipeline() const { return pipeline_; }
+  /// This host's target key (host_target.h), from the JIT's CPU and features.
+  std::string target() const;
+
+ private:
+  struct Photo {
+    InputImages inputs;
+    std::vector<int64_t> extents;
+    Buffer reference;
+  };
+  EvaluationSetup setup_;
+  Pipeline pipeline_;
+  std::unique_ptr<codegen::JitCompiler> jit_;
+  std::map<std::string, std::vector<Photo>> photos_;  // by split, loaded when first asked
+
+  std::vector<Photo>& photos(const std::string& split);
+};
+
+}  // namespace stipple::workers

@@ -1,0 +1,25 @@
+// The line protocol between LocalEvaluator and its child, stipple-evaluator: one JSON
+// object per line on the child's stdin and stdout.
+//   parent -> child  {"setup": {...EvaluationSetup...}}            once, first
+//   child -> parent  {"ready": true} | {"fatal": "reason"}
+//   parent -> child  {"id": N, "split": "train", "schedule": "..."}
+//   child -> parent  {"id": N, "result": {...EvaluationResult...}}
+// Non-finite doubles (a PSNR of identical outputs) travel as the strings "inf", "-inf"
+// and "nan", which JSON has no numbers for.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "workers/evaluator.h"
+
+namespace stipple::workers::wire {
+
+nlohmann::json number(double v);
+double number(const nlohmann::json& j);
+
+nlohmann::json to_json(const EvaluationSetup& s);
+EvaluationSetup setup_from_json(const nlohmann::json& j);
+nlohmann::json to_json(const EvaluationResult& r);
+EvaluationResult result_from_json(const nlohmann::json& j);
+
+}  // namespace stipple::workers::wire
