@@ -49,6 +49,7 @@ struct TuneCliOptions {
   int threads = 0;
   double deadline = 60;
   int population = 24;
+  int generations = 200;
 };
 
 constexpr int64_t kDefaultBudget = 400;
@@ -192,6 +193,7 @@ int run_tune(TuneCliOptions opt) {
     to.threads = opt.threads;
     to.deadline_s = opt.deadline;
     to.population = opt.population;
+    to.generations = opt.generations;
     if (opt.baseline.empty()) {
       fs::path hand = fs::path(opt.pipeline).replace_extension(".sched");
       if (fs::exists(hand)) to.baseline_schedule = hand.string();
@@ -233,7 +235,14 @@ int run_tune(TuneCliOptions opt) {
   std::signal(SIGINT, on_interrupt);
   {
     ProgressPrinter printer;
-    session.run([&](const search::TuneProgress& pr) { printer(pr); });
+    bool reported = false;
+    session.run([&](const search::TuneProgress& pr) {
+      if (!reported && session.reuse_model_ms() > 0) {
+        reported = true;
+        spdlog::info("the reuse model scheduled {} in {:.1f} ms", p.name, session.reuse_model_ms());
+      }
+      printer(pr);
+    });
   }
   std::signal(SIGINT, SIG_DFL);
   if (g_stop) {
@@ -262,8 +271,10 @@ CommandRunner add_tune_command(CLI::App& app) {
   cmd->add_option("--test-images", opt->test_images,
                   "photos the front is re-measured on (files or folders)");
   cmd->add_option("--strategy", opt->strategy,
-                  "portfolio (genetic and hill climbing sharing the budget), genetic or hill")
-      ->check(CLI::IsMember({"portfolio", "genetic", "hill"}))
+                  "portfolio (the reuse model's schedule, genetic search and hill climbing "
+                  "sharing the budget), genetic, hill, or reuse (the reuse model's schedule "
+                  "alone, against the baseline)")
+      ->check(CLI::IsMember({"portfolio", "genetic", "hill", "reuse"}))
       ->capture_default_str();
   auto* budget = cmd->add_option("--budget", opt->budget,
                                  "evaluations on the training photos (default " +
@@ -292,8 +303,14 @@ CommandRunner add_tune_command(CLI::App& app) {
                   "seconds a candidate may take (compile and runs) before it is killed")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
-  cmd->add_option("--population", opt->population, "genetic: population size")
+  cmd->add_option("--population", opt->population,
+                  "genetic: population size (the paper: 100; smaller suits small budgets)")
       ->check(CLI::Range(2, 100000))
+      ->capture_default_str();
+  cmd->add_option("--generations", opt->generations,
+                  "genetic: generations at most (the paper: 200; the budget usually ends the "
+                  "run first)")
+      ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   return [opt, cmd]() {
     if (opt->resume == 0 && opt->pipeline.empty()) {

@@ -12,11 +12,14 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_equality.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/schedule/schedule_printer.h"
 #include "datasets/benchmark/manifest.h"
 #include "datasets/benchmark/sha256.h"
 #include "search/genetic.h"
 #include "search/hill_climbing.h"
 #include "search/portfolio.h"
+#include "search/reuse/reuse_model.h"
+#include "workers/measurement.h"
 
 namespace stipple::search {
 
@@ -41,6 +44,7 @@ std::string TuneOptions::to_json() const {
                       {"deadline_s", deadline_s},
                       {"baseline_schedule", baseline_schedule},
                       {"population", population},
+                      {"use_reuse_seed", use_reuse_seed},
                       {"generations", generations},
                       {"thresholds", thresholds}};
   return j.dump();
@@ -63,6 +67,7 @@ TuneOptions TuneOptions::from_json(const std::string& text) {
   o.deadline_s = j.at("deadline_s");
   o.baseline_schedule = j.at("baseline_schedule");
   o.population = j.at("population");
+  o.use_reuse_seed = j.value("use_reuse_seed", false);
   o.generations = j.at("generations");
   o.thresholds = j.at("thresholds").get<std::vector<double>>();
   return o;
@@ -169,14 +174,19 @@ std::vector<storage::EvaluationRecord> TuningSession::evaluate(const std::vector
       waiting[batch[i].schedule].push_back(i);
       continue;
     }
+    // With remeasure, each schedule is measured again once per process, not each time a
+    // strategy proposes it.
+    const std::string key = split + "\n" + batch[i].schedule;
     std::optional<storage::EvaluationRecord> stored;
-    if (!options_.remeasure) stored = db_.find_evaluation(r.evaluation.key);
+    if (!options_.remeasure || remeasured_.count(key))
+      stored = db_.find_evaluation(r.evaluation.key);
     if (stored) {
       r.evaluation = *stored;
       continue;
     }
     waiting[batch[i].schedule].push_back(i);
     to_measure.push_back(batch[i].schedule);
+    remeasured_.insert(key);
   }
   if (!to_measure.empty()) {
     // A candidate 20 times slower than the baseline is timed by one run (Evaluator).
@@ -209,7 +219,7 @@ std::vector<storage::EvaluationRecord> TuningSession::evaluate(const std::vector
       records[indices[k]].evaluation = records[indices[0]].evaluation;
     }
   }
-  db_.put_evaluations(run_id_, records, options_.remeasure);
+  db_.put_evaluations(run_id_, records, options_.remeasure && !to_measure.empty());
   std::vector<storage::EvaluationRecord> out;
   for (const storage::RunEvaluation& r : records) out.push_back(r.evaluation);
   return out;
@@ -217,8 +227,20 @@ std::vector<storage::EvaluationRecord> TuningSession::evaluate(const std::vector
 
 std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseline_text) {
   std::vector<Schedule> seeds;
-  if (!baseline_text.empty())
+  if (!baseline_text.empty()) {
     seeds.push_back(compile_schedule(baseline_text, "<baseline>", pipeline_));
+  }
+  // The reuse model's schedule, for the size of the first training photo's output: a
+  // candidate of its own and a seed of the two searches (computed, not measured).
+  std::string reuse_text;
+  if (options_.strategy == "reuse" || options_.strategy == "portfolio" || options_.use_reuse_seed) {
+    InputImages inputs = workers::inputs_for_photo(pipeline_, options_.train_images.at(0));
+    ReuseModelResult r = reuse_model_schedule(pipeline_, MachineModel::host(),
+                                              output_extents(pipeline_, inputs, {}));
+    reuse_model_ms_ = r.optimisation_ms;
+    reuse_text = print_schedule(r.schedule, pipeline_);
+    seeds.push_back(r.schedule);
+  }
   SearchSpaceOptions so;
   so.allow_perforation = !options_.exact_only;
   space_ = std::make_unique<SearchSpace>(pipeline_, so);
@@ -240,8 +262,13 @@ std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseli
   };
   if (options_.strategy == "genetic") return genetic();
   if (options_.strategy == "hill") return hill();
+  if (options_.strategy == "reuse") {
+    return std::make_unique<FixedSchedules>("reuse", std::vector<std::string>{reuse_text});
+  }
   if (options_.strategy == "portfolio") {
     std::vector<std::unique_ptr<Strategy>> members;
+    members.push_back(
+        std::make_unique<FixedSchedules>("reuse", std::vector<std::string>{reuse_text}));
     members.push_back(genetic());
     members.push_back(hill());
     return std::make_unique<Portfolio>(std::move(members));
@@ -271,6 +298,7 @@ void TuningSession::run(const ProgressCallback& report) {
                           ? double(std::max<int64_t>(0, options_.budget - progress_.evaluations)) /
                                 progress_.per_second
                           : -1;
+    if (phase == "test" || phase == "done") progress_.eta_s = 0;  // the search has ended
     if (report) report(progress_);
   };
   auto note = [&](const storage::EvaluationRecord& e) {

@@ -16,6 +16,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,18 +30,25 @@ namespace stipple::search {
 struct TuneOptions {
   std::string pipeline_file;
   std::vector<std::string> train_images, test_images;
-  std::string strategy = "portfolio";  // portfolio | genetic | hill | reuse
-  int64_t budget = 400;                // evaluations on the training photos
-  double time_budget_s = 0;            // 0: none
+  /// portfolio (the reuse model's schedule, genetic and hill climbing sharing the budget),
+  /// genetic, hill, or reuse (the reuse model's schedule alone).
+  /// portfolio (the reuse model's schedule, genetic and hill climbing sharing the budget),
+  /// genetic, hill, or reuse (the reuse model's schedule alone).
+  std::string strategy = "portfolio";
+  int64_t budget = 400;      // evaluations on the training photos
+  double time_budget_s = 0;  // 0: none
   uint64_t seed = 1;
   bool remeasure = false;
-  bool exact_only = false;                        // no perforation
-  int batch = 4;                                  // candidates proposed and committed together
-  int runs = 5;                                   // timed runs per photo
-  int threads = 0;                                // 0: one per core
-  double deadline_s = 60;                         // per candidate
-  std::string baseline_schedule;                  // a .sched file; empty: the default schedule
-  int population = 24;                            // genetic
+  bool exact_only = false;        // no perforation
+  int batch = 4;                  // candidates proposed and committed together
+  int runs = 5;                   // timed runs per photo
+  int threads = 0;                // 0: one per core
+  double deadline_s = 60;         // per candidate
+  std::string baseline_schedule;  // a .sched file; empty: the default schedule
+  int population = 24;            // genetic
+  /// genetic and hill alone: seed them with the reuse model's schedule too (the portfolio
+  /// always does).
+  bool use_reuse_seed = false;
   int generations = 200;                          // genetic
   std::vector<double> thresholds = {0, 1, 2, 5};  // hill climbing, and the progress line
 
@@ -89,6 +97,8 @@ class TuningSession {
   void run(const ProgressCallback& progress = {});
 
   int64_t run_id() const { return run_id_; }
+  /// How long the reuse model took to schedule the pipeline (0 when it was not used).
+  double reuse_model_ms() const { return reuse_model_ms_; }
   /// When *flag becomes true, run() returns after the batch being measured, without a
   /// front; the run stays "running", to be resumed.
   void set_stop_flag(const std::atomic<bool>* flag) { stop_ = flag; }
@@ -102,6 +112,8 @@ class TuningSession {
   TuneOptions options_;
   int64_t pipeline_id_ = 0, dataset_id_ = 0, run_id_ = 0;
   int64_t next_seq_ = 1;
+  double reuse_model_ms_ = 0;
+  std::set<std::string> remeasured_;  // split + schedule measured by this process
   TuneProgress progress_;
   std::unique_ptr<SearchSpace> space_;
   const std::atomic<bool>* stop_ = nullptr;  // the strategies' space (they keep a reference)

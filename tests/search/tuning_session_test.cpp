@@ -149,6 +149,28 @@ TEST_F(TuningSessionTest, PortfolioImprovesOverItsSeed) {
   check_strategy_improves(*this, *db_, *evaluator_, pipeline_, source_, options("portfolio", 14));
 }
 
+TEST_F(TuningSessionTest, ReuseModelImprovesOverTheDefaultSchedule) {
+  // Two evaluations: the baseline (the default schedule) and the reuse model's schedule,
+  // computed without measuring anything.
+  TuningSession session(*db_, *evaluator_, pipeline_, source_, options("reuse", 5));
+  const int64_t run = session.create_run();
+  session.run();
+  EXPECT_GT(session.reuse_model_ms(), 0);
+  std::vector<storage::RunEvaluation> evals = db_->run_evaluations(run);
+  const storage::EvaluationRecord* baseline = nullptr;
+  const storage::EvaluationRecord* reuse = nullptr;
+  for (const storage::RunEvaluation& e : evals) {
+    if (e.evaluation.key.split != "train") continue;
+    if (e.strategy == "baseline") baseline = &e.evaluation;
+    if (e.strategy == "reuse") reuse = &e.evaluation;
+  }
+  ASSERT_TRUE(baseline && reuse);
+  ASSERT_TRUE(reuse->ok()) << reuse->reason;
+  EXPECT_EQ(reuse->error, 0);  // exact
+  EXPECT_LT(reuse->time_ms, baseline->time_ms / 2) << reuse->key.schedule;
+  EXPECT_EQ(db_->find_run(run)->evaluations, 2);  // the strategy ended before the budget
+}
+
 TEST_F(TuningSessionTest, AResumedRunMeasuresNothingItHadCommitted) {
   TuneOptions o = options("portfolio", 15);
   CountingEvaluator first(*evaluator_);
