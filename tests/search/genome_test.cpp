@@ -40,7 +40,7 @@ TEST(Genome, EveryRandomGenomeDecodesToACheckedScheduleOnEveryPipeline) {
     Pipeline p = load_pipeline_file(source_path("datasets/pipelines/" + name + ".stp"));
     SearchSpace space(p);
     int perforated = 0;
-    for (int i = 0; i < 25; ++i) {
+    for (int i = 0; i < 10; ++i) {
       Genome g = space.random_genome(rng);
       space.mutate(g, rng);
       Genome other = space.random_genome(rng);
