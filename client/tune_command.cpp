@@ -52,7 +52,7 @@ struct TuneCliOptions {
   int generations = 200;
 };
 
-constexpr int64_t kDefaultBudget = 400;
+constexpr int64_t kDefaultBudget = 600;
 
 std::atomic<bool> g_stop{false};
 
@@ -129,11 +129,14 @@ class ProgressPrinter {
     if (!terminal_ && !last && now - last_line_ < std::chrono::seconds(5)) return;
     last_line_ = now;
     char buf[320];
+    // With a time budget the evaluation budget is unbounded: show the count alone.
+    const std::string budget =
+        p.time_budget_s > 0 ? std::string() : "/" + std::to_string(p.budget);
     std::snprintf(buf, sizeof buf,
-                  "[%s] %lld/%lld evaluations (%lld measured, %.2f/s), %lld failed; best "
+                  "[%s] %lld%s evaluations (%lld measured, %.2f/s), %lld failed; best "
                   "speedup at dE<=1 %s, <=2 %s, <=5 %s; %s, ETA %s",
-                  p.phase.c_str(), static_cast<long long>(p.evaluations),
-                  static_cast<long long>(p.budget), static_cast<long long>(p.measured),
+                  p.phase.c_str(), static_cast<long long>(p.evaluations), budget.c_str(),
+                  static_cast<long long>(p.measured),
                   p.per_second, static_cast<long long>(p.failures),
                   speedup_text(p.speedup_at[0]).c_str(), speedup_text(p.speedup_at[1]).c_str(),
                   speedup_text(p.speedup_at[2]).c_str(), format_duration(p.elapsed_s).c_str(),

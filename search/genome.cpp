@@ -274,7 +274,6 @@ void SearchSpace::mutate(Genome& g, std::mt19937_64& rng) const {
       p.fraction = std::clamp(p.fraction + std::normal_distribution<>(0, 0.1)(rng), 0.05, 0.95);
       break;
     case 2: {
-      PerforationGene fresh;
       StageGene tmp = s;
       randomize_perforation(tmp, rng);
       p.reconstruction = tmp.perforation.reconstruction;

@@ -288,6 +288,7 @@ void TuningSession::run(const ProgressCallback& report) {
   }
   progress_ = {};
   progress_.budget = options_.budget;
+  progress_.time_budget_s = options_.time_budget_s;
   auto publish = [&](const std::string& phase) {
     progress_.phase = phase;
     progress_.evaluations = int64_t(train_ids.size());
@@ -298,6 +299,9 @@ void TuningSession::run(const ProgressCallback& report) {
                           ? double(std::max<int64_t>(0, options_.budget - progress_.evaluations)) /
                                 progress_.per_second
                           : -1;
+    if (options_.time_budget_s > 0) {
+      progress_.eta_s = std::max(0.0, options_.time_budget_s - progress_.elapsed_s);
+    }
     if (phase == "test" || phase == "done") progress_.eta_s = 0;  // the search has ended
     if (report) report(progress_);
   };

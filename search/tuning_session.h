@@ -35,7 +35,7 @@ struct TuneOptions {
   /// portfolio (the reuse model's schedule, genetic and hill climbing sharing the budget),
   /// genetic, hill, or reuse (the reuse model's schedule alone).
   std::string strategy = "portfolio";
-  int64_t budget = 400;      // evaluations on the training photos
+  int64_t budget = 600;      // evaluations on the training photos
   double time_budget_s = 0;  // 0: none
   uint64_t seed = 1;
   bool remeasure = false;
@@ -59,7 +59,8 @@ struct TuneOptions {
 
 struct TuneProgress {
   int64_t evaluations = 0;  // linked to the run so far (measured or found in the store)
-  int64_t budget = 0;
+  int64_t budget = 0;        // evaluations
+  double time_budget_s = 0;  // 0: none
   int64_t measured = 0;  // measured by this process
   int64_t failures = 0;
   double elapsed_s = 0;
