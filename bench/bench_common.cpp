@@ -87,6 +87,43 @@ Buffer bayer_rggb(ImageSize size) {
   return out;
 }
 
+/// camera_pipe's input: a GRBG mosaic of the resampled photo as 10-bit raw values in u16
+/// (green at (even, even) and (odd, odd), red at (odd, even), blue at (even, odd)), the
+/// photo's [0, 1] mapped to the .stp's black and white levels 25..1023, as
+/// reference_evaluator_bench makes it.
+Buffer bayer_grbg10(ImageSize size) {
+  Buffer rgb = resampled_rgb(size);
+  const float* s = rgb.data_as<float>();
+  Buffer out(ScalarType::UInt16, {size.width, size.height});
+  uint16_t* o = out.data_as<uint16_t>();
+  for (int64_t y = 0; y < size.height; ++y) {
+    for (int64_t x = 0; x < size.width; ++x) {
+      int64_t c = (x % 2 == 1 && y % 2 == 0) ? 0 : (x % 2 == 0 && y % 2 == 1 ? 2 : 1);
+      double v = s[(c * size.height + y) * size.width + x];
+      o[y * size.width + x] = static_cast<uint16_t>(std::lround(25 + v * (1023 - 25)));
+    }
+  }
+  return out;
+}
+
+/// interpolate's input: the resampled photo plus an alpha channel that is 1 inside a
+/// centred disc (radius 0.35 of the height) and 0 outside, so the pyramid has holes to
+/// fill, as reference_evaluator_bench makes it.
+Buffer rgba_disc(ImageSize size) {
+  Buffer rgb = resampled_rgb(size);
+  const int64_t plane = size.width * size.height;
+  Buffer out(ScalarType::Float32, {size.width, size.height, 4});
+  float* o = out.data_as<float>();
+  std::copy(rgb.data_as<float>(), rgb.data_as<float>() + 3 * plane, o);
+  for (int64_t y = 0; y < size.height; ++y) {
+    for (int64_t x = 0; x < size.width; ++x) {
+      bool inside = std::hypot(x - size.width / 2.0, y - size.height / 2.0) < 0.35 * size.height;
+      o[3 * plane + y * size.width + x] = inside ? 1.0f : 0.0f;
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& issue3_pipelines() {
@@ -118,11 +155,18 @@ const Buffer& bench_input(const std::string& pipeline, ImageSize size) {
   static std::mutex mutex;
   static std::map<std::string, Buffer> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  bool mosaic = pipeline == "demosaic";
-  std::string key = (mosaic ? "bayer/" : "rgb/") + size.label();
+  std::string kind = pipeline == "demosaic"      ? "rggb"
+                     : pipeline == "camera_pipe" ? "grbg10"
+                     : pipeline == "interpolate" ? "rgba"
+                                                 : "rgb";
+  std::string key = kind + "/" + size.label();
   auto it = cache.find(key);
   if (it == cache.end()) {
-    it = cache.emplace(key, mosaic ? bayer_rggb(size) : resampled_rgb(size)).first;
+    Buffer b = kind == "rggb"     ? bayer_rggb(size)
+               : kind == "grbg10" ? bayer_grbg10(size)
+               : kind == "rgba"   ? rgba_disc(size)
+                                  : resampled_rgb(size);
+    it = cache.emplace(key, std::move(b)).first;
   }
   return it->second;
 }

@@ -35,8 +35,9 @@ std::string pipeline_path(const std::string& name);  // datasets/pipelines/NAME.
 std::string schedule_path(const std::string& name);  // datasets/pipelines/NAME.sched
 
 /// The input `pipeline` reads at `size`, made once and cached: for demosaic an RGGB
-/// mosaic f32[x, y], for the others a planar f32[x, y, c] RGB image in [0, 1] (the
-/// fixture photo resampled bilinearly to the size).
+/// mosaic f32[x, y], for camera_pipe a GRBG mosaic of 10-bit values u16[x, y], for
+/// interpolate planar f32[x, y, c] RGBA (alpha a disc), for the others a planar
+/// f32[x, y, c] RGB image in [0, 1] (the fixture photo resampled bilinearly to the size).
 const Buffer& bench_input(const std::string& pipeline, ImageSize size);
 
 /// A Stipple pipeline lowered and JIT-compiled once; run() calls the generated function
