@@ -130,17 +130,15 @@ class ProgressPrinter {
     last_line_ = now;
     char buf[320];
     // With a time budget the evaluation budget is unbounded: show the count alone.
-    const std::string budget =
-        p.time_budget_s > 0 ? std::string() : "/" + std::to_string(p.budget);
+    const std::string budget = p.time_budget_s > 0 ? std::string() : "/" + std::to_string(p.budget);
     std::snprintf(buf, sizeof buf,
                   "[%s] %lld%s evaluations (%lld measured, %.2f/s), %lld failed; best "
                   "speedup at dE<=1 %s, <=2 %s, <=5 %s; %s, ETA %s",
                   p.phase.c_str(), static_cast<long long>(p.evaluations), budget.c_str(),
-                  static_cast<long long>(p.measured),
-                  p.per_second, static_cast<long long>(p.failures),
-                  speedup_text(p.speedup_at[0]).c_str(), speedup_text(p.speedup_at[1]).c_str(),
-                  speedup_text(p.speedup_at[2]).c_str(), format_duration(p.elapsed_s).c_str(),
-                  format_duration(p.eta_s).c_str());
+                  static_cast<long long>(p.measured), p.per_second,
+                  static_cast<long long>(p.failures), speedup_text(p.speedup_at[0]).c_str(),
+                  speedup_text(p.speedup_at[1]).c_str(), speedup_text(p.speedup_at[2]).c_str(),
+                  format_duration(p.elapsed_s).c_str(), format_duration(p.eta_s).c_str());
     if (terminal_) {
       std::cerr << "\r" << buf << "\x1b[K" << std::flush;
       drawn_ = true;
@@ -315,14 +313,13 @@ CommandRunner add_tune_command(CLI::App& app) {
                   "run first)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
-  return [opt, cmd]() {
+  return [opt]() {
     if (opt->resume == 0 && opt->pipeline.empty()) {
       throw UserError("tune: give a pipeline FILE, or --resume RUN");
     }
     if (opt->resume > 0 && !opt->pipeline.empty()) {
       throw UserError("tune: --resume takes the pipeline from the run; leave FILE out");
     }
-    (void)cmd;
     return run_tune(*opt);
   };
 }

@@ -58,10 +58,10 @@ struct TuneOptions {
 };
 
 struct TuneProgress {
-  int64_t evaluations = 0;  // linked to the run so far (measured or found in the store)
+  int64_t evaluations = 0;   // linked to the run so far (measured or found in the store)
   int64_t budget = 0;        // evaluations
   double time_budget_s = 0;  // 0: none
-  int64_t measured = 0;  // measured by this process
+  int64_t measured = 0;      // measured by this process
   int64_t failures = 0;
   double elapsed_s = 0;
   double per_second = 0;  // measured evaluations per second

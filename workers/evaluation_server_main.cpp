@@ -54,7 +54,6 @@ void send(const nlohmann::json& j) {
   std::cout.flush();
 }
 
-
 // Test hook (STIPPLE_EVALUATOR_TEST_FAULTS=1 only): a schedule with the comment
 // `# fault: NAME` fails the way NAME says, so that tests can drive every failure path of
 // LocalEvaluator with a real dying, spinning or allocating process. Never enabled

@@ -26,7 +26,6 @@ std::string source_path(const std::string& rel) {
   return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
 }
 
-
 const char* kBlur = R"(pipeline blur3
 input in : f32[x, y, c]
 func bx(x, y, c) = (in(x - 1, y, c) + in(x, y, c) + in(x + 1, y, c)) / 3.0
@@ -136,7 +135,8 @@ TEST_F(LocalEvaluatorTest, CpuTimeLimitStopsASpinningCandidate) {
 }
 
 TEST_F(LocalEvaluatorTest, AllocationsPastTheMemoryLimitAreOutOfMemory) {
-  if (address_sanitizer_active()) GTEST_SKIP() << "the address-space limit is off under AddressSanitizer";
+  if (address_sanitizer_active())
+    GTEST_SKIP() << "the address-space limit is off under AddressSanitizer";
   LocalEvaluatorOptions o = options();
   o.memory_limit_bytes = int64_t(2) << 30;
   LocalEvaluator ev(blur_setup(), o);
