@@ -1,18 +1,17 @@
 // `stipple compile FILE.stp [--schedule S.sched] --emit obj,header [-o OUT]
 // [--function-name NAME] [--target T]`: compiles a pipeline ahead of time under a
 // schedule into files a user links into their own program: an object file, assembly, the
-// optimised LLVM IR, and a C header that declares the function and documents its calling
-// convention (compiler_core/codegen/aot.h).
+// optimised LLVM IR, a C header that declares the function and documents its calling
+// convention (compiler_core/codegen/aot.h), and the same function as portable C++17 source
+// (compiler_core/codegen/cpp_source.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
@@ -35,25 +34,20 @@ struct CompileOptions {
 };
 
 /// Where one kind goes. One kind and -o: exactly -o. Otherwise each kind gets its own
-/// extension on a base name: -o without an extension of ours (".o", ".s", ".ll", ".h"), or
+/// extension on a base name: -o without an extension of ours (".o", ".s", ".ll", ".h", ".cpp"), or
 /// the pipeline file's stem in the current directory.
 std::string output_path(const CompileOptions& opt, codegen::EmitKind kind, size_t kinds) {
   if (kinds == 1 && !opt.output.empty()) return opt.output;
   fs::path base = opt.output.empty() ? fs::path(opt.pipeline).stem() : fs::path(opt.output);
-  for (codegen::EmitKind k : {codegen::EmitKind::Object, codegen::EmitKind::Assembly,
-                              codegen::EmitKind::LlvmIr, codegen::EmitKind::Header}) {
+  for (codegen::EmitKind k :
+       {codegen::EmitKind::Object, codegen::EmitKind::Assembly, codegen::EmitKind::LlvmIr,
+        codegen::EmitKind::Header, codegen::EmitKind::CppSource}) {
     if (base.extension() == codegen::emit_kind_extension(k)) {
       base.replace_extension();
       break;
     }
   }
   return base.string() + std::string(codegen::emit_kind_extension(kind));
-}
-
-void write_file(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary);
-  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  if (!out) throw UserError("cannot write '" + path + "': " + std::strerror(errno));
 }
 
 int run_compile(const CompileOptions& opt) {
@@ -97,7 +91,7 @@ int run_compile(const CompileOptions& opt) {
       continue;
     }
     const std::string path = output_path(opt, k, kinds.size());
-    write_file(path, contents);
+    write_output_file(path, contents);
     std::cout << "wrote " << path << " (" << codegen::emit_kind_name(k) << ", function "
               << aot.symbol << ")\n";
   }
@@ -113,14 +107,15 @@ CommandRunner add_compile_command(CLI::App& app) {
   cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
   cmd->add_option("-s,--schedule", opt->schedule, "a .sched file; without it the default schedule");
   cmd->add_option("--emit", opt->emit,
-                  "what to write: obj, asm, llvm (optimised LLVM IR) or header (C declarations "
-                  "and the calling convention); repeat it or give a list (obj,header)")
+                  "what to write: obj, asm, llvm (optimised LLVM IR), header (C declarations "
+                  "and the calling convention) or cpp (the function as portable C++17 source, "
+                  "no runtime library needed); repeat it or give a list (obj,header)")
       ->required()
       ->delimiter(',')
-      ->check(CLI::IsMember({"obj", "asm", "llvm", "header"}));
+      ->check(CLI::IsMember({"obj", "asm", "llvm", "header", "cpp"}));
   cmd->add_option("-o,--output", opt->output,
                   "the file to write for one --emit kind ('-' for standard output); for several, "
-                  "the base name each kind's extension (.o .s .ll .h) goes on; default: the "
+                  "the base name each kind's extension (.o .s .ll .h .cpp) goes on; default: the "
                   "pipeline file's stem");
   cmd->add_option("--function-name", opt->function_name,
                   "the exported C function; default: the pipeline file's stem as a C identifier");

@@ -1,12 +1,12 @@
-// `stipple export RUN --variant N --format schedule|obj|header|asm|llvm [-o OUT] [--db PATH]`:
+// `stipple export RUN --variant N --format schedule|obj|header|asm|llvm|cpp [-o OUT] [--db PATH]`:
 // writes the variant of a run's front a user chose (its number in `stipple front RUN`) as
 // its schedule text, or compiled ahead of time for this machine's target as an object
 // file and C header to link into their own program (compiler_core/codegen/AOT.md).
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
@@ -28,12 +28,6 @@ struct ExportOptions {
   std::string function_name;
   std::string target = "host";
 };
-
-void write_file(const std::string& path, const std::string& contents) {
-  std::ofstream out(path, std::ios::binary);
-  if (out) out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-  if (!out) throw UserError("cannot write '" + path + "'");
-}
 
 int run_export(const ExportOptions& opt) {
   if (!std::filesystem::exists(opt.db)) throw UserError("no database " + opt.db);
@@ -58,10 +52,10 @@ int run_export(const ExportOptions& opt) {
     if (f == "schedule") {
       const std::string path =
           opt.formats.size() == 1 && !opt.output.empty() ? opt.output : base + ".sched";
-      write_file(path, "# " + stored->name + ": run " + std::to_string(opt.run) + ", variant " +
-                           std::to_string(opt.variant) + " (train " +
-                           std::to_string(chosen.time_ms) + " ms, error " +
-                           std::to_string(chosen.error) + ")\n" + chosen.key.schedule);
+      write_output_file(path, "# " + stored->name + ": run " + std::to_string(opt.run) +
+                                  ", variant " + std::to_string(opt.variant) + " (train " +
+                                  std::to_string(chosen.time_ms) + " ms, error " +
+                                  std::to_string(chosen.error) + ")\n" + chosen.key.schedule);
       std::cout << "wrote " << path << " (schedule)\n";
     } else {
       kinds.push_back(codegen::parse_emit_kind(f));
@@ -83,7 +77,7 @@ int run_export(const ExportOptions& opt) {
     const std::string path = kinds.size() == 1 && opt.formats.size() == 1 && !opt.output.empty()
                                  ? opt.output
                                  : base + std::string(codegen::emit_kind_extension(k));
-    write_file(path, outputs.at(k));
+    write_output_file(path, outputs.at(k));
     std::cout << "wrote " << path << " (" << codegen::emit_kind_name(k) << ", function "
               << aot.symbol << ")\n";
   }
@@ -100,10 +94,11 @@ CommandRunner add_export_command(CLI::App& app) {
   cmd->add_option("--variant", opt->variant, "the variant's number in `stipple front RUN`")
       ->required();
   cmd->add_option("--format", opt->formats,
-                  "schedule, obj, header, asm or llvm; repeat it or give a list (obj,header)")
+                  "schedule, obj, header, asm, llvm or cpp (portable C++17 source); repeat it or "
+                  "give a list (obj,header)")
       ->required()
       ->delimiter(',')
-      ->check(CLI::IsMember({"schedule", "obj", "header", "asm", "llvm"}));
+      ->check(CLI::IsMember({"schedule", "obj", "header", "asm", "llvm", "cpp"}));
   cmd->add_option("-o,--output", opt->output,
                   "the file for one format; for several, the base name each extension goes on "
                   "(default: PIPELINE_runR_vN)");

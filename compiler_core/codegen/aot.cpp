@@ -13,6 +13,7 @@
 #include <array>
 #include <cctype>
 
+#include "compiler_core/codegen/cpp_source.h"
 #include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/ir/error.h"
 
@@ -24,11 +25,12 @@ struct KindName {
   EmitKind kind;
   std::string_view name, extension;
 };
-constexpr std::array<KindName, 4> kKinds = {{
+constexpr std::array<KindName, 5> kKinds = {{
     {EmitKind::Object, "obj", ".o"},
     {EmitKind::Assembly, "asm", ".s"},
     {EmitKind::LlvmIr, "llvm", ".ll"},
     {EmitKind::Header, "header", ".h"},
+    {EmitKind::CppSource, "cpp", ".cpp"},
 }};
 
 const KindName& kind_entry(EmitKind kind) {
@@ -86,7 +88,7 @@ EmitKind parse_emit_kind(std::string_view name) {
     if (k.name == name) return k.kind;
   }
   throw UserError("unknown kind of output '" + std::string(name) +
-                  "' (expected obj, asm, llvm or header)");
+                  "' (expected obj, asm, llvm, header or cpp)");
 }
 
 std::string c_function_name_from(std::string_view stem) {
@@ -126,11 +128,12 @@ std::string describe_target(const std::string& name) {
 AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<EmitKind>& kinds,
                                  const AotOptions& options) {
   check_c_function_name(options.symbol);
-  const TargetSpec target = named_target(options.target);
   AotOutputs out;
-  const bool needs_code =
-      std::any_of(kinds.begin(), kinds.end(), [](EmitKind k) { return k != EmitKind::Header; });
+  const bool needs_code = std::any_of(kinds.begin(), kinds.end(), [](EmitKind k) {
+    return k != EmitKind::Header && k != EmitKind::CppSource;
+  });
   if (needs_code) {
+    const TargetSpec target = named_target(options.target);
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(target, TargetUse::AheadOfTime);
     std::unique_ptr<llvm::Module> m = generate_module(f, options.symbol, ctx);
@@ -149,12 +152,16 @@ AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<Emi
               kind == EmitKind::Object ? llvm::CGFT_ObjectFile : llvm::CGFT_AssemblyFile);
           break;
         }
-        case EmitKind::Header: break;
+        case EmitKind::Header:
+        case EmitKind::CppSource: break;
       }
     }
   }
   if (std::find(kinds.begin(), kinds.end(), EmitKind::Header) != kinds.end()) {
     out[EmitKind::Header] = c_header(f, options);
+  }
+  if (std::find(kinds.begin(), kinds.end(), EmitKind::CppSource) != kinds.end()) {
+    out[EmitKind::CppSource] = cpp_source(f, options);
   }
   return out;
 }

@@ -23,15 +23,16 @@
 namespace stipple::codegen {
 
 enum class EmitKind {
-  Object,    // a relocatable ELF (or the target's) object file
-  Assembly,  // the same code as assembly text
-  LlvmIr,    // the optimised LLVM IR the object is made from
-  Header,    // a C header declaring the function, the descriptor struct and the conventions
+  Object,     // a relocatable ELF (or the target's) object file
+  Assembly,   // the same code as assembly text
+  LlvmIr,     // the optimised LLVM IR the object is made from
+  Header,     // a C header declaring the function, the descriptor struct and the conventions
+  CppSource,  // the same function as one portable C++17 source file (cpp_source.h)
 };
 
-/// "obj", "asm", "llvm", "header": the spellings of `--emit`.
+/// "obj", "asm", "llvm", "header", "cpp": the spellings of `--emit`.
 std::string_view emit_kind_name(EmitKind kind);
-/// The file name extension of a kind, with its dot: ".o", ".s", ".ll", ".h".
+/// The file name extension of a kind, with its dot: ".o", ".s", ".ll", ".h", ".cpp".
 std::string_view emit_kind_extension(EmitKind kind);
 /// Parses a spelling of emit_kind_name; UserError for anything else.
 EmitKind parse_emit_kind(std::string_view name);
@@ -60,6 +61,7 @@ std::string describe_target(const std::string& name);
 using AotOutputs = std::map<EmitKind, std::string>;
 
 /// Generates, optimises and emits every kind in `kinds` (the module is optimised once).
+/// CppSource needs no LLVM module: it is cpp_source(f, options), whatever the target.
 /// Throws UserError for an unknown target or a bad symbol, InternalError on an LLVM
 /// failure.
 AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<EmitKind>& kinds,
@@ -67,6 +69,11 @@ AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<Emi
 
 /// The C header for `f` exported as options.symbol (see compile_ahead_of_time).
 std::string c_header(const LoweredFunction& f, const AotOptions& options);
+
+/// The part every header shares, guarded by STIPPLE_AOT_COMMON: the descriptor struct,
+/// the type and return codes, the layout checks and stipple_set_num_threads (C, to be
+/// included inside `extern "C"` in C++). The C++ source (cpp_source.h) starts with it too.
+std::string c_header_common_block();
 
 /// A C identifier made from a file stem: other characters become '_', a leading digit
 /// gets a "p_" prefix, and a C or C++ keyword or a name the runtime or header uses gets a

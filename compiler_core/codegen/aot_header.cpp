@@ -117,6 +117,12 @@ void write_common_block(std::ostream& os) {
 
 }  // namespace
 
+std::string c_header_common_block() {
+  std::ostringstream os;
+  write_common_block(os);
+  return os.str();
+}
+
 std::string c_header(const LoweredFunction& f, const AotOptions& options) {
   check_c_function_name(options.symbol);
   const TargetSpec target = named_target(options.target);

@@ -628,8 +628,9 @@ class Checker {
       case TokenKind::LessEq: return typed(LE::make(x, y), e.loc);
       case TokenKind::Greater: return typed(GT::make(x, y), e.loc);
       case TokenKind::GreaterEq: return typed(GE::make(x, y), e.loc);
-      default: STIPPLE_INTERNAL_CHECK(false, "unknown binary operator");
+      default: break;
     }
+    throw_internal_error(__FILE__, __LINE__, "unknown binary operator");
   }
 
   // rgb_to_yuv(c, r, g, b) and yuv_to_rgb(c, y, u, v): channel c (0, 1, 2) of the colour

@@ -30,24 +30,15 @@ using stipple::testing_cli::Result;
 using stipple::testing_cli::shell;
 using stipple::testing_cli::source;
 
-Result stipple(const std::string& args) { return shell(std::string(STIPPLE_BINARY) + " " + args); }
+using stipple::testing_cli::stipple;
 
 std::string read_file(const fs::path& p) {
   std::ifstream in(p, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-class AotLink : public ::testing::Test {
+class AotLink : public stipple::testing_cli::CommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("stipple-aot-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-
   /// Compiles `pipeline` (datasets/pipelines/NAME.stp, with NAME.sched unless
   /// `default_schedule`) as aot_pipeline and links aot_driver.c against it.
   std::string build_driver(const std::string& name, bool default_schedule = false) {
@@ -71,8 +62,6 @@ class AotLink : public ::testing::Test {
     EXPECT_EQ(link.exit_code, 0) << link.output;
     return exe;
   }
-
-  fs::path dir_;
 };
 
 stipple::Buffer random_image(int w, int h, int c, uint32_t seed) {
@@ -153,6 +142,33 @@ TEST_F(AotLink, DefaultScheduleLinksToo) {
   const std::string exe = build_driver("unsharp_mask", /*default_schedule=*/true);
   stipple::Buffer in = random_image(23, 17, 3, 13);
   expect_matches_evaluator(exe, dir_.string(), "unsharp_mask", in, {}, "", 0, 0, 23, 17);
+}
+
+TEST_F(AotLink, EmitCppLinksWithoutTheRuntimeAndMatchesTheEvaluator) {
+  // `--emit cpp`: the same driver, written against the header, links against the C++ source
+  // compiled by the system C++ compiler, without libstipple_runtime.a.
+  Result compiled =
+      stipple("compile " + source("datasets/pipelines/two_pass_blur.stp") + " --schedule " +
+              source("datasets/pipelines/two_pass_blur.sched") +
+              " --emit cpp,header --function-name aot_pipeline -o " + path("aot_pipeline"));
+  ASSERT_EQ(compiled.exit_code, 0) << compiled.output;
+  EXPECT_NE(compiled.output.find("aot_pipeline.cpp (cpp, function aot_pipeline)"),
+            std::string::npos)
+      << compiled.output;
+  ASSERT_TRUE(fs::exists(path("aot_pipeline.cpp")));
+  const std::string cxx = STIPPLE_CXX_COMPILER, cc = STIPPLE_C_COMPILER;
+  Result cpp = shell(cxx + " -O2 -std=c++17 -pthread -Wall -Wextra -Werror -c " +
+                     path("aot_pipeline.cpp") + " -o " + path("aot_pipeline.o"));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  Result c = shell(cc + " -std=c11 -Wall -Wextra -Werror -pedantic -I" + dir_.string() + " -c " +
+                   source("tests/client/aot_driver.c") + " -o " + path("driver.o"));
+  ASSERT_EQ(c.exit_code, 0) << c.output;
+  Result link = shell(cxx + " -pthread " + path("driver.o") + " " + path("aot_pipeline.o") +
+                      " -o " + path("driver"));
+  ASSERT_EQ(link.exit_code, 0) << link.output;
+  stipple::Buffer in = random_image(41, 29, 3, 7);
+  expect_matches_evaluator(path("driver"), dir_.string(), "two_pass_blur", in,
+                           {{"sigma", 2.5}, {"h", 5}}, "0=2.5 1=5", 3, 2, 35, 25);
 }
 
 TEST_F(AotLink, AWrongBufferTypeIsRefusedWithTheHeadersErrorCode) {

@@ -19,26 +19,9 @@ namespace fs = std::filesystem;
 using stipple::testing_cli::Result;
 using stipple::testing_cli::source;
 
-Result run(const std::string& args) {
-  return stipple::testing_cli::shell(std::string(STIPPLE_BINARY) + " " + args);
-}
+Result run(const std::string& args) { return stipple::testing_cli::stipple(args); }
 
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("stipple-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string write(const std::string& name, const std::string& text) const {
-    std::ofstream(path(name)) << text;
-    return path(name);
-  }
-  fs::path dir_;
-};
+using Cli = stipple::testing_cli::CommandTest;
 
 TEST_F(Cli, HelpEverywhere) {
   for (const char* args :

@@ -1,10 +1,16 @@
-// Running commands from the command-line tests: the exit code and the combined output.
+// Running commands from the command-line tests: the exit code and the combined output,
+// and the fixture those tests share (a fresh folder per test, `stipple` run as a user
+// runs it).
 #pragma once
 
+#include <gtest/gtest.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <array>
 #include <cstdio>
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 namespace stipple::testing_cli {
@@ -31,5 +37,34 @@ inline Result shell(const std::string& command) {
 inline std::string source(const std::string& rel) {
   return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
 }
+
+#ifdef STIPPLE_BINARY
+/// Runs the `stipple` binary under test with `args`.
+inline Result stipple(const std::string& args) {
+  return shell(std::string(STIPPLE_BINARY) + " " + args);
+}
+#endif
+
+/// A test with a folder of its own under the system's temporary folder, made empty
+/// before the test and removed after it.
+class CommandTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const ::testing::TestInfo* test = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = std::filesystem::temp_directory_path() /
+           ("stipple-" + std::string(test->test_suite_name()) + "-" + std::to_string(::getpid()) +
+            "-" + test->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  /// Writes `text` to the file `name` in the folder; returns its path.
+  std::string write(const std::string& name, const std::string& text) const {
+    std::ofstream(path(name)) << text;
+    return path(name);
+  }
+  std::filesystem::path dir_;
+};
 
 }  // namespace stipple::testing_cli

@@ -25,21 +25,10 @@ namespace fs = std::filesystem;
 using stipple::testing_cli::Result;
 using stipple::testing_cli::source;
 
-Result run(const std::string& args) {
-  return stipple::testing_cli::shell(std::string(STIPPLE_BINARY) + " " + args);
-}
+Result run(const std::string& args) { return stipple::testing_cli::stipple(args); }
 
-class TuneCli : public ::testing::Test {
+class TuneCli : public stipple::testing_cli::CommandTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("stipple-tune-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
   // A small, quick tuning job: the 3x3 blur on two small fixtures.
   std::string job(const std::string& extra) const {
     return source("datasets/pipelines/blur3x3.stp") + " --images " +
@@ -47,7 +36,6 @@ class TuneCli : public ::testing::Test {
            source("datasets/fixtures/man-made-low-64x48.png") + " --db " + path("t.db") +
            " --runs 2 --seed 3 " + extra;
   }
-  fs::path dir_;
 };
 
 TEST_F(TuneCli, TunePrintsTheFrontAndEveryCommandReadsTheRun) {
@@ -103,6 +91,14 @@ TEST_F(TuneCli, TunePrintsTheFrontAndEveryCommandReadsTheRun) {
   ASSERT_EQ(obj.exit_code, 0) << obj.output;
   EXPECT_GT(fs::file_size(path("v0.o")), 0u);
   EXPECT_GT(fs::file_size(path("v0.h")), 0u);
+  // As portable C++ source, which the system C++ compiler compiles without warnings.
+  Result cpp =
+      run("export 1 --variant 0 --format cpp -o " + path("v0.cpp") + " --db " + path("t.db"));
+  ASSERT_EQ(cpp.exit_code, 0) << cpp.output;
+  Result cxx = stipple::testing_cli::shell(std::string(STIPPLE_CXX_COMPILER) +
+                                           " -O2 -std=c++17 -pthread -Wall -Wextra -Werror -c " +
+                                           path("v0.cpp") + " -o " + path("v0_cpp.o"));
+  EXPECT_EQ(cxx.exit_code, 0) << cxx.output;
 }
 
 TEST_F(TuneCli, BadInputExitsTwoWithAReason) {
