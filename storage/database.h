@@ -163,10 +163,12 @@ class Database {
   std::optional<EvaluationRecord> find_evaluation(const EvaluationKey& key);  // with measurements
   std::optional<EvaluationRecord> evaluation(int64_t id);
   /// One transaction for the whole batch. Each evaluation whose key is new is inserted
-  /// with its measurements. One whose key exists is, with `remeasure`, updated in place
-  /// (same id, so links, fronts and baselines stay valid; measurements replaced,
-  /// created_at set to now); without it, the stored row is kept and the batch's record is
-  /// overwritten with it, so a cache hit or a duplicate result can go through here too.
+  /// with its measurements. One whose key exists is, with `remeasure` and when the
+  /// record is a new measurement (id 0), updated in place (same id, so links, fronts and
+  /// baselines stay valid; measurements replaced, created_at set to now); otherwise the
+  /// stored row is kept and the batch's record is overwritten with it, so a cache hit (a
+  /// record loaded from the store, id set) or a duplicate result can go through here too,
+  /// in the same batch as remeasured ones.
   /// Each evaluation is then linked to the run with its seq and strategy (a link that
   /// exists is left as it is) and its record's id is set. Nothing of the batch is stored
   /// when any of it fails.

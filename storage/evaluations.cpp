@@ -120,8 +120,9 @@ void Database::put_evaluations(int64_t run_id, std::vector<RunEvaluation>& batch
   for (const RunEvaluation& item : batch) {
     EvaluationRecord e = item.evaluation;
     std::optional<int64_t> existing = find_id(find, e.key);
-    if (existing && !remeasure) {
-      // Already measured: the stored result stands (a cache hit or a duplicate result).
+    if (existing && (!remeasure || e.id != 0)) {
+      // Already measured: the stored result stands (a cache hit, a duplicate result, or
+      // in a remeasured batch a record that was loaded from the store, not measured).
       e = *load_evaluation(db_, *existing);
     } else {
       Statement& write = existing ? update : insert;

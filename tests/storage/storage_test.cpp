@@ -445,6 +445,36 @@ TEST_F(StorageTest, RemeasureReplacesValuesInPlace) {
   EXPECT_EQ(linked[0].evaluation.status, "timeout");
 }
 
+TEST_F(StorageTest, ARemeasuredBatchLeavesItsCacheHitsAsStored) {
+  auto db = Database::open(path());
+  Fixture f = fill(*db);
+  int64_t run = db->create_run(make_run(f));
+  EvaluationRecord cached = make_evaluation(f, "cached", 2.0);
+  cached.measurements = {{f.images[0].id, 2.0, 0.5, 40.0}};
+  std::vector<RunEvaluation> first = {{cached, 0, "genetic"},
+                                      {make_evaluation(f, "again", 3.0), 1, "genetic"}};
+  db->put_evaluations(run, first);
+  const EvaluationRecord before = *db->find_evaluation(first[0].evaluation.key);
+  // Created in an earlier second, so that a rewrite would show in created_at.
+  RawDb(path()).exec("UPDATE evaluations SET created_at = '2000-01-01T00:00:00.000Z'");
+
+  // One batch of --remeasure: "again" measured anew (id 0), "cached" a record loaded
+  // from the store (as the session passes a schedule it already measured in this process).
+  std::vector<RunEvaluation> second = {{*db->find_evaluation(first[0].evaluation.key), 2, "hill"},
+                                       {make_evaluation(f, "again", 7.0), 3, "hill"}};
+  db->put_evaluations(run, second, /*remeasure=*/true);
+
+  const EvaluationRecord kept = *db->find_evaluation(first[0].evaluation.key);
+  EXPECT_EQ(kept.created_at, "2000-01-01T00:00:00.000Z");
+  EXPECT_EQ(kept.time_ms, before.time_ms);
+  ASSERT_EQ(kept.measurements.size(), 1u);
+  EXPECT_EQ(kept.measurements[0].error, 0.5);
+  const EvaluationRecord remeasured = *db->find_evaluation(first[1].evaluation.key);
+  EXPECT_EQ(remeasured.id, first[1].evaluation.id);
+  EXPECT_EQ(remeasured.time_ms, 7.0);
+  EXPECT_NE(remeasured.created_at, "2000-01-01T00:00:00.000Z");
+}
+
 TEST_F(StorageTest, RunEvaluationsAreOrderedBySeqAndCachedOnesAreLinked) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
