@@ -1,12 +1,13 @@
 // Strategies and the tuning session on a real pipeline with the real local evaluator and
-// a real SQLite file: each strategy improves over its seed (the default schedule) within a
-// small budget with a fixed seed, every evaluation is committed and linked to the run,
-// nothing is measured twice, the front is re-measured on the test photos, and a run that
-// is interrupted and resumed measures nothing it had committed again.
+// a real SQLite file: each strategy improves over its seeds (the default schedule and the
+// built-in exact genome) within a small budget with a fixed seed, every evaluation is committed and
+// linked to the run, nothing is measured twice, the front is re-measured on the test photos, and a
+// run that is interrupted and resumed measures nothing it had committed again.
 #include "search/tuning_session.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -14,6 +15,7 @@
 #include "compiler_core/language/frontend.h"
 #include "datasets/benchmark/manifest.h"
 #include "search/genetic.h"
+#include "search/genome.h"
 #include "search/hill_climbing.h"
 #include "workers/local_evaluator.h"
 
@@ -59,7 +61,7 @@ class TuningSessionTest : public ::testing::Test {
     setup_.pipeline_file = pipeline_file_;
     setup_.images["train"] = {source_path("datasets/fixtures/people-256x192.png")};
     setup_.images["test"] = {source_path("datasets/fixtures/natural-high-64x48.png")};
-    setup_.runs = 3;
+    setup_.runs = 9;
     workers::LocalEvaluatorOptions o;
     o.server_binary = STIPPLE_EVALUATOR;
     o.deadline_seconds = 30;
@@ -79,7 +81,7 @@ class TuningSessionTest : public ::testing::Test {
     t.strategy = strategy;
     t.budget = budget;
     t.seed = 5;
-    t.runs = 3;
+    t.runs = 9;
     t.population = 6;
     t.batch = 3;
     return t;  // the baseline: the default schedule
@@ -93,14 +95,19 @@ class TuningSessionTest : public ::testing::Test {
   std::unique_ptr<storage::Database> db_;
 };
 
-// Runs a strategy; checks the run's records; returns the baseline and the best exact time.
-void check_strategy_improves(TuningSessionTest& t, storage::Database& db, workers::Evaluator& ev,
-                             const Pipeline& p, const std::string& source, TuneOptions o) {
+// Runs a strategy and checks the run's records: the budget spent on distinct schedules,
+// each measured once; the front stored with its test measurements; and improvement over
+// the seeds. The seeds are the baseline (the default schedule) and the exact genome that
+// the genetic search's first population and hill climbing's initial guesses contain
+// (every func at root, the output tiled, vectorised and parallel). That genome alone is
+// far faster than the default schedule, so the test also asks for something it cannot
+// give: points of the front that it does not dominate, by a margin above timing noise.
+void check_strategy_improves(storage::Database& db, workers::Evaluator& ev, const Pipeline& p,
+                             const std::string& source, TuneOptions o) {
   CountingEvaluator counting(ev);
   TuningSession session(db, counting, p, source, o);
   const int64_t run = session.create_run();
   session.run();
-  (void)t;
   std::optional<storage::RunRecord> r = db.find_run(run);
   ASSERT_TRUE(r);
   EXPECT_EQ(r->state, "done");
@@ -127,6 +134,51 @@ void check_strategy_improves(TuningSessionTest& t, storage::Database& db, worker
   // The front dominates more than the baseline alone.
   const Objectives ref{baseline_ms * 2, 10};
   EXPECT_GT(hypervolume(points, ref), hypervolume({{baseline_ms, 0}}, ref) * 1.5);
+  // ... and more than the seeds together: below the fastest seed's time, where no seed
+  // reaches, the search found variants (within dE 10) at least 20% faster. The times the
+  // search recorded are single medians of a 0.5 ms pipeline on a shared machine (seen to
+  // vary 2x between runs of the same schedule under a parallel test load), so the claim
+  // is checked by re-timing: the fastest seed and the search's three fastest other
+  // variants within dE 10, measured together in one batch, five times over, each keeping
+  // its best time. (The portfolio has a third seed, the reuse model's schedule.)
+  const std::string exact_text = SearchSpace(p).decode(SearchSpace(p).exact_genome()).text;
+  std::string fastest_seed;
+  double fastest_seed_ms = 1e30;
+  bool exact_genome_measured = false;
+  std::vector<std::pair<double, std::string>> others;  // (recorded ms, schedule)
+  for (const storage::RunEvaluation& e : evals) {
+    if (e.evaluation.key.split != "train" || !e.evaluation.ok()) continue;
+    const bool genome_seed = e.evaluation.key.schedule == exact_text;
+    exact_genome_measured |= genome_seed;
+    if (genome_seed || e.strategy == "reuse" || e.strategy == "baseline") {
+      if (e.evaluation.time_ms < fastest_seed_ms) {
+        fastest_seed_ms = e.evaluation.time_ms;
+        fastest_seed = e.evaluation.key.schedule;
+      }
+    } else if (e.evaluation.error <= 10) {
+      others.emplace_back(e.evaluation.time_ms, e.evaluation.key.schedule);
+    }
+  }
+  ASSERT_TRUE(exact_genome_measured) << "the exact genome was not evaluated: " << exact_text;
+  std::sort(others.begin(), others.end());
+  others.resize(std::min<size_t>(others.size(), 3));
+  ASSERT_FALSE(others.empty()) << o.strategy << ": no variant within dE 10 beyond the seeds";
+  std::vector<std::string> batch{fastest_seed};
+  for (const auto& [ms, schedule] : others) batch.push_back(schedule);
+  std::vector<double> best_ms(batch.size(), 1e30);
+  for (int round = 0; round < 5; ++round) {
+    std::vector<workers::EvaluationResult> timed = ev.evaluate(batch, "train", 0);
+    ASSERT_EQ(timed.size(), batch.size());
+    for (size_t i = 0; i < batch.size(); ++i) {
+      ASSERT_TRUE(timed[i].ok()) << timed[i].reason;
+      best_ms[i] = std::min(best_ms[i], timed[i].time_ms);
+    }
+  }
+  const double fastest_other_ms = *std::min_element(best_ms.begin() + 1, best_ms.end());
+  EXPECT_LT(fastest_other_ms, best_ms[0] * 0.8)
+      << o.strategy << ": nothing 20% faster than the fastest seed (" << best_ms[0]
+      << " ms re-timed, " << fastest_seed_ms << " ms in the search) within dE 10; the "
+      << "fastest other variant re-timed at " << fastest_other_ms << " ms";
   // The front is stored with its test measurements.
   std::vector<FrontEntry> front = load_front(db, run);
   ASSERT_FALSE(front.empty());
@@ -138,15 +190,15 @@ void check_strategy_improves(TuningSessionTest& t, storage::Database& db, worker
 }
 
 TEST_F(TuningSessionTest, GeneticImprovesOverItsSeed) {
-  check_strategy_improves(*this, *db_, *evaluator_, pipeline_, source_, options("genetic", 14));
+  check_strategy_improves(*db_, *evaluator_, pipeline_, source_, options("genetic", 36));
 }
 
 TEST_F(TuningSessionTest, HillClimbingImprovesOverItsSeed) {
-  check_strategy_improves(*this, *db_, *evaluator_, pipeline_, source_, options("hill", 14));
+  check_strategy_improves(*db_, *evaluator_, pipeline_, source_, options("hill", 48));
 }
 
 TEST_F(TuningSessionTest, PortfolioImprovesOverItsSeed) {
-  check_strategy_improves(*this, *db_, *evaluator_, pipeline_, source_, options("portfolio", 14));
+  check_strategy_improves(*db_, *evaluator_, pipeline_, source_, options("portfolio", 36));
 }
 
 TEST_F(TuningSessionTest, ReuseModelImprovesOverTheDefaultSchedule) {
