@@ -171,10 +171,14 @@ const Buffer& bench_input(const std::string& pipeline, ImageSize size) {
   return it->second;
 }
 
-StippleProgram::StippleProgram(const std::string& pipeline, bool hand) {
+StippleProgram::StippleProgram(const std::string& pipeline, bool hand)
+    : StippleProgram(pipeline, hand ? schedule_path(pipeline) : std::string()) {}
+
+StippleProgram::StippleProgram(const std::string& pipeline, const std::string& schedule_file) {
   auto t0 = Clock::now();
   pipeline_ = load_pipeline_file(pipeline_path(pipeline));
-  Schedule schedule = hand ? load_schedule_file(schedule_path(pipeline), pipeline_) : Schedule{};
+  Schedule schedule =
+      schedule_file.empty() ? Schedule{} : load_schedule_file(schedule_file, pipeline_);
   lowered_ = lower(pipeline_, schedule);
   compiled_ = jit().compile(lowered_);
   compile_ms_ = ms_since(t0);

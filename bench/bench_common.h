@@ -46,6 +46,8 @@ class StippleProgram {
  public:
   /// Compiles `pipeline` under its hand schedule (hand) or the default schedule.
   StippleProgram(const std::string& pipeline, bool hand);
+  /// Compiles `pipeline` under the schedule in `schedule_file` (empty: the default).
+  StippleProgram(const std::string& pipeline, const std::string& schedule_file);
   ~StippleProgram();
 
   /// The output buffer for `input` (allocated by the caller once).

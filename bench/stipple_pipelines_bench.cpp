@@ -3,6 +3,13 @@
 // default schedule, and the run time of those six under the default and the hand-written
 // schedule, at the sizes and thread counts of bench_common.h. The default schedule has
 // no parallel loop, so it is timed with one thread only. Run by bench/run_issue3.sh.
+//
+// Issue #5: with STIPPLE_BENCH_SCHEDULES=DIR, also every schedule file DIR/NAME.VARIANT.sched
+// (the reuse model's schedule, the searches' best, ...; bench/search_vs_halide.sh writes
+// them) as NAME/1920x1080/tT/stipple_VARIANT, checked against the hand schedule's output
+// first, so that they compare with halide_bench's autoschedulers on the same input.
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <memory>
 
@@ -60,6 +67,45 @@ void register_runs(const std::string& name, ImageSize size) {
   }
 }
 
+/// Registers NAME/1920x1080/tT/stipple_VARIANT for every DIR/NAME.VARIANT.sched.
+void register_schedule_files(const std::string& dir) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    if (entry.path().extension() == ".sched") files.push_back(entry.path());
+  }
+  std::sort(files.begin(), files.end());
+  const ImageSize size{1920, 1080};
+  for (const std::filesystem::path& file : files) {
+    const std::string stem = file.stem().string();  // NAME.VARIANT
+    const size_t dot = stem.find('.');
+    if (dot == std::string::npos) continue;
+    const std::string name = stem.substr(0, dot), variant = "stipple_" + stem.substr(dot + 1);
+    auto program = std::make_shared<std::unique_ptr<StippleProgram>>();
+    auto output = std::make_shared<Buffer>();
+    for (int threads : bench_threads()) {
+      auto setup = [=] {
+        ThreadPool::set_global_threads(threads);
+        if (*program) return;
+        *program = std::make_unique<StippleProgram>(name, file.string());
+        const Buffer& input = bench_input(name, size);
+        *output = (*program)->make_output(input);
+        (*program)->run(input, *output);
+        // Exact schedules: the hand schedule's result up to float reassociation. Both
+        // buffers come from make_output: one type, one shape, one layout.
+        const Buffer& reference = stipple_reference_output(name, size);
+        double worst = 0;
+        for (int64_t e = 0; e < reference.element_count(); ++e) {
+          worst = std::max(worst, std::fabs(reference.get_flat(e) - output->get_flat(e)));
+        }
+        check_close(variant + " " + name + " " + size.label(), worst, 1e-3);
+      };
+      register_timed(
+          bench_name(name, size, threads, variant),
+          [=] { (*program)->run(bench_input(name, size), *output); }, setup);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace stipple::bench
 
@@ -76,5 +122,6 @@ int main(int argc, char** argv) {
   for (const std::string& name : issue3_pipelines()) {
     for (ImageSize size : bench_sizes(name)) register_runs(name, size);
   }
+  if (const char* dir = std::getenv("STIPPLE_BENCH_SCHEDULES")) register_schedule_files(dir);
   return run_benchmarks(argc, argv);
 }
