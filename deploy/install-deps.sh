@@ -12,6 +12,8 @@ packages=(
   llvm-14-dev libz3-dev
   # service
   libgrpc++-dev protobuf-compiler-grpc protobuf-compiler libprotobuf-dev
+  # SHA-256 of photos, setups and job ids (OpenSSL's libcrypto; search/content_hash.h)
+  libssl-dev
   # storage, logging, command line, formats
   libsqlite3-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   libtomlplusplus-dev
@@ -19,6 +21,8 @@ packages=(
   libstb-dev libpng-dev libjpeg-dev zlib1g-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev
+  # the TLS tests make throwaway certificates with the openssl command
+  openssl
   # dataset builder (downloads opencv-doc's .deb and extracts it)
   dpkg-dev ca-certificates
 )

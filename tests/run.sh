@@ -20,6 +20,7 @@ cmake --build build-asan -j"$jobs"
 
 echo "== tests under ASan + UBSan (label asan)"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1 \
+  LSAN_OPTIONS=suppressions="$PWD/tests/lsan.supp" \
   ctest --test-dir build-asan -L asan --output-on-failure -j"$jobs"
 
 echo "== all tests (RelWithDebInfo)"

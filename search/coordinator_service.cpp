@@ -1,0 +1,368 @@
+#include "search/coordinator_service.h"
+
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <set>
+
+#include "compiler_core/image/image_io.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "proto/pipeline_codec.h"
+#include "proto/rpc_security.h"
+#include "proto/schedule_codec.h"
+#include "search/content_hash.h"
+
+namespace stipple::search {
+namespace {
+
+using std::chrono::duration;
+using std::chrono::milliseconds;
+
+// The failure kinds results are stored with (storage/README.md).
+const std::set<std::string> kStatuses = {
+    "ok", "compile_error", "crash", "timeout", "out_of_memory", "nan", "error"};
+
+std::string read_file_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("cannot read photo " + path);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw UserError("cannot read photo " + path);
+  return bytes;
+}
+
+// Map order in a protobuf's bytes is unspecified unless asked for; the setup id is a hash
+// of them, so ask.
+std::string deterministic_bytes(const google::protobuf::Message& m) {
+  std::string out;
+  {
+    google::protobuf::io::StringOutputStream stream(&out);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);
+    m.SerializeToCodedStream(&coded);
+  }
+  return out;
+}
+
+workers::WorkerCapabilities from_proto(const proto::Capabilities& c) {
+  workers::WorkerCapabilities w;
+  w.host = c.host();
+  w.arch = c.arch();
+  w.isa_features.assign(c.isa_features().begin(), c.isa_features().end());
+  w.cores = c.cores();
+  w.l2_bytes = c.l2_cache_bytes();
+  w.llc_bytes = c.last_level_cache_bytes();
+  w.gpu_model = c.gpu().model();
+  w.gpu_memory_bytes = c.gpu().memory_bytes();
+  w.target = c.target();
+  return w;
+}
+
+/// Why a result cannot be stored, or "" when it can. `photos` < 0: the split's photo count
+/// is not known here (a job this process never leased), so only the shape is checked.
+std::string invalid_result(const proto::JobResult& r, int photos) {
+  if (r.job_id().empty()) return "a result without a job id";
+  const std::string what = "result of job " + r.job_id() + ": ";
+  if (!kStatuses.count(r.status())) return what + "unknown status '" + r.status() + "'";
+  if (!std::isfinite(r.compile_ms()) || r.compile_ms() < 0)
+    return what + "compile_ms is not a finite time";
+  for (const proto::ImageMeasurement& m : r.images()) {
+    if (!std::isfinite(m.time_ms()) || m.time_ms() < 0)
+      return what + "time_ms is not a finite time";
+    // An exact output has an infinite PSNR and a NaN output an infinite error (metrics.h);
+    // NaN is never a measurement.
+    if (std::isnan(m.error()) || m.error() < 0) return what + "error is NaN or negative";
+    if (std::isnan(m.psnr())) return what + "psnr is NaN";
+  }
+  const int n = r.images_size();
+  if (photos >= 0 && n != photos && !(r.status() != "ok" && n == 0)) {
+    return what + std::to_string(n) + " image measurements for a split of " +
+           std::to_string(photos) + " photos";
+  }
+  if (photos < 0 && r.status() == "ok" && n == 0) return what + "an ok result without images";
+  return "";
+}
+
+workers::EvaluationResult to_result(const proto::JobResult& r) {
+  workers::EvaluationResult e;
+  e.status = r.status();
+  e.reason = r.reason();
+  e.compile_ms = r.compile_ms();
+  for (const proto::ImageMeasurement& m : r.images())
+    e.images.push_back({m.time_ms(), m.error(), m.psnr()});
+  // EvaluationResult::aggregate() lives with the measuring code (and LLVM); the means are
+  // simple enough to take here.
+  if (!e.images.empty()) {
+    for (const workers::ImageMeasurement& m : e.images) {
+      e.time_ms += m.time_ms;
+      e.error += m.error;
+      e.psnr += m.psnr;
+    }
+    const double n = double(e.images.size());
+    e.time_ms /= n;
+    e.error /= n;
+    e.psnr /= n;
+  }
+  return e;
+}
+
+grpc::Status unimplemented(const grpc::ServerContext& context, const std::string& token) {
+  if (grpc::Status st = rpc::check_token(context, token); !st.ok()) return st;
+  return {grpc::StatusCode::UNIMPLEMENTED, "not served by this coordinator yet"};
+}
+
+}  // namespace
+
+void configure_server(grpc::ServerBuilder& builder, int max_message_bytes) {
+  builder.SetMaxReceiveMessageSize(max_message_bytes);
+  builder.SetMaxSendMessageSize(max_message_bytes);
+}
+
+CoordinatorService::CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options)
+    : pool_(pool), options_(std::move(options)) {}
+
+// ---- the coordinator's side ----
+
+std::string CoordinatorService::add_setup(const workers::EvaluationSetup& setup) {
+  auto s = std::make_shared<Setup>();
+  s->pipeline = std::make_shared<const Pipeline>(
+      compile_pipeline(setup.pipeline_source, setup.pipeline_file));
+  proto::EvaluationSetup& m = s->message;
+  *m.mutable_pipeline() = stipple::to_proto(*s->pipeline);
+  m.set_pipeline_source(setup.pipeline_source);
+  m.set_pipeline_file(setup.pipeline_file);
+  for (const auto& [name, value] : setup.params) (*m.mutable_params())[name] = value;
+  std::map<std::string, std::string> bytes_by_hash;
+  for (const auto& [split, paths] : setup.images) {
+    s->photos[split] = int(paths.size());
+    for (const std::string& path : paths) {
+      std::string bytes = read_file_bytes(path);
+      const Buffer photo = read_image(path);  // a photo that does not load is bad input now
+      proto::ImageRef* ref = m.add_images();
+      ref->set_name(std::filesystem::path(path).filename().string());
+      ref->set_split(split);
+      ref->set_sha256(sha256_hex(bytes));
+      ref->set_width(photo.extent_or_one(0));
+      ref->set_height(photo.extent_or_one(1));
+      bytes_by_hash.emplace(ref->sha256(), std::move(bytes));
+    }
+  }
+  m.set_runs(setup.runs);
+  m.set_threads(setup.threads);
+  const std::string id = "s" + sha256_hex(deterministic_bytes(m)).substr(0, 24);
+  m.set_setup_id(id);
+
+  std::lock_guard lock(mu_);
+  setups_.emplace(id, std::move(s));
+  for (auto& [hash, bytes] : bytes_by_hash) {
+    if (!images_.count(hash)) images_[hash] = std::make_shared<const std::string>(std::move(bytes));
+  }
+  return id;
+}
+
+void CoordinatorService::bind_run(const std::string& run_id, const std::string& setup_id) {
+  std::lock_guard lock(mu_);
+  if (!setups_.count(setup_id)) throw UserError("no setup " + setup_id);
+  runs_[run_id] = setup_id;
+}
+
+void CoordinatorService::unbind_run(const std::string& run_id) {
+  std::lock_guard lock(mu_);
+  runs_.erase(run_id);
+  std::erase_if(jobs_, [&](const auto& entry) { return entry.second.run_id == run_id; });
+}
+
+// ---- worker calls ----
+
+grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext* context,
+                                                const proto::RegisterWorkerRequest* request,
+                                                proto::RegisterWorkerResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  const proto::Capabilities& c = request->capabilities();
+  if (c.target().empty() || c.host().empty()) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "capabilities need a host and a target key"};
+  }
+  if (c.cores() < 0 || c.l2_cache_bytes() < 0 || c.last_level_cache_bytes() < 0) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "negative core count or cache size"};
+  }
+  response->set_worker_id(pool_.register_worker(from_proto(c)));
+  // Three heartbeats per timeout: one lost or late one does not lose the worker.
+  response->set_heartbeat_seconds(duration<double>(options_.pool.heartbeat_timeout).count() / 3);
+  response->set_lease_seconds(duration<double>(options_.pool.lease_duration).count());
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
+                                           const proto::LeaseJobsRequest* request,
+                                           proto::LeaseJobsResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  const int max_jobs = std::clamp(request->max_jobs(), 1, std::max(1, options_.max_jobs_per_lease));
+  milliseconds wait{0};
+  const double asked = request->wait_seconds();
+  if (std::isfinite(asked) && asked > 0) {
+    const milliseconds cap =
+        std::min(options_.max_lease_wait, milliseconds(options_.pool.heartbeat_timeout / 3));
+    wait = asked * 1000 >= double(cap.count()) ? cap : milliseconds(int64_t(asked * 1000));
+  }
+  workers::LeaseReply reply = pool_.lease(request->worker_id(), max_jobs, wait);
+  if (reply.unknown_worker) {
+    return {grpc::StatusCode::NOT_FOUND, "unknown worker id: register again"};
+  }
+  const double lease_seconds = duration<double>(options_.pool.lease_duration).count();
+  for (const workers::Lease& lease : reply.leases) {
+    const workers::PoolJob& pj = lease.job;
+    std::shared_ptr<const Setup> setup;
+    std::string setup_id;
+    {
+      std::lock_guard lock(mu_);
+      auto run = runs_.find(pj.run_id);
+      if (run != runs_.end()) {
+        setup_id = run->second;
+        setup = setups_.at(setup_id);
+        auto photos = setup->photos.find(pj.split);
+        jobs_[pj.id] = {pj.run_id, photos == setup->photos.end() ? 0 : photos->second};
+      }
+    }
+    // A job no worker could run is a recorded failure of the candidate, never a job that
+    // goes round the workers forever (DESIGN.md, "Evaluation protocol").
+    workers::EvaluationResult failed;
+    failed.status = "error";
+    if (!setup) {
+      failed.reason = "run " + pj.run_id + " has no evaluation setup on the coordinator";
+      pool_.report(request->worker_id(), pj.id, failed);
+      continue;
+    }
+    proto::Job* job = response->add_jobs();
+    try {
+      *job->mutable_schedule() =
+          stipple::to_proto(compile_schedule(pj.schedule, "<job " + pj.id + ">", *setup->pipeline));
+    } catch (const UserError& e) {
+      response->mutable_jobs()->RemoveLast();
+      failed.reason = std::string("the schedule does not fit the pipeline: ") + e.what();
+      pool_.report(request->worker_id(), pj.id, failed);
+      continue;
+    }
+    job->set_job_id(pj.id);
+    int64_t run_number = 0;
+    try {
+      run_number = std::stoll(pj.run_id);
+    } catch (const std::exception&) {
+      run_number = 0;  // runs the database did not number (tests, benchmarks)
+    }
+    job->set_run_id(run_number);
+    job->set_setup_id(setup_id);
+    job->set_split(pj.split);
+    job->set_schedule_text(pj.schedule);
+    job->set_give_up_ms(pj.give_up_ms);
+    job->set_lease_seconds(lease_seconds);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::ReportResults(grpc::ServerContext* context,
+                                               const proto::ReportResultsRequest* request,
+                                               proto::ReportResultsResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  // Everything is checked before anything is stored: a call with one bad result changes
+  // nothing.
+  {
+    std::lock_guard lock(mu_);
+    for (const proto::JobResult& r : request->results()) {
+      auto job = jobs_.find(r.job_id());
+      const std::string why = invalid_result(r, job == jobs_.end() ? -1 : job->second.photos);
+      if (!why.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, why};
+    }
+  }
+  int accepted = 0, duplicates = 0, unknown = 0;
+  for (const proto::JobResult& r : request->results()) {
+    switch (pool_.report(request->worker_id(), r.job_id(), to_result(r))) {
+      case workers::ReportOutcome::Accepted: ++accepted; break;
+      case workers::ReportOutcome::Duplicate: ++duplicates; break;
+      case workers::ReportOutcome::UnknownJob:
+      case workers::ReportOutcome::UnknownWorker:
+      case workers::ReportOutcome::NotLeased: ++unknown; break;
+    }
+  }
+  response->set_accepted(accepted);
+  response->set_duplicates(duplicates);
+  response->set_unknown(unknown);
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
+                                           const proto::HeartbeatRequest* request,
+                                           proto::HeartbeatResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  response->set_known(pool_.heartbeat(request->worker_id()));
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetSetup(grpc::ServerContext* context,
+                                          const proto::GetSetupRequest* request,
+                                          proto::EvaluationSetup* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  std::shared_ptr<const Setup> setup;
+  {
+    std::lock_guard lock(mu_);
+    auto it = setups_.find(request->setup_id());
+    if (it == setups_.end()) return {grpc::StatusCode::NOT_FOUND, "no such setup"};
+    setup = it->second;
+  }
+  *response = setup->message;
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::GetImage(grpc::ServerContext* context,
+                                          const proto::GetImageRequest* request,
+                                          proto::GetImageResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  std::shared_ptr<const std::string> bytes;
+  {
+    std::lock_guard lock(mu_);
+    // Only photos of registered setups: the coordinator is no file server.
+    auto it = images_.find(request->sha256());
+    if (it == images_.end()) return {grpc::StatusCode::NOT_FOUND, "no photo with that hash"};
+    bytes = it->second;
+  }
+  response->set_content(*bytes);
+  return grpc::Status::OK;
+}
+
+// ---- client calls ----
+
+grpc::Status CoordinatorService::SubmitRun(grpc::ServerContext* context,
+                                           const proto::SubmitRunRequest*,
+                                           proto::SubmitRunResponse*) {
+  return unimplemented(*context, options_.token);
+}
+grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* context,
+                                          const proto::WatchRunRequest*,
+                                          grpc::ServerWriter<proto::RunProgress>*) {
+  return unimplemented(*context, options_.token);
+}
+grpc::Status CoordinatorService::ListRuns(grpc::ServerContext* context,
+                                          const proto::ListRunsRequest*, proto::ListRunsResponse*) {
+  return unimplemented(*context, options_.token);
+}
+grpc::Status CoordinatorService::GetFront(grpc::ServerContext* context,
+                                          const proto::GetFrontRequest*, proto::GetFrontResponse*) {
+  return unimplemented(*context, options_.token);
+}
+grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* context,
+                                           const proto::CancelRunRequest*,
+                                           proto::CancelRunResponse*) {
+  return unimplemented(*context, options_.token);
+}
+grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* context,
+                                             const proto::ListWorkersRequest*,
+                                             proto::ListWorkersResponse*) {
+  return unimplemented(*context, options_.token);
+}
+
+}  // namespace stipple::search

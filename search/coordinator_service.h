@@ -1,0 +1,124 @@
+// CoordinatorService: the gRPC Coordinator service (proto/coordinator.proto) over the
+// coordinator's WorkerPool (DESIGN.md, "Cluster principles"). This slice serves the
+// worker calls: register, lease jobs (a long poll), report results, heartbeat, and fetch
+// a run's setup and photos. The client calls answer UNIMPLEMENTED for now.
+//
+// - Every call checks the token first (rpc::check_token): a call without the right one
+//   fails with UNAUTHENTICATED before anything is read or written.
+// - Input is validated before the pool sees it: a malformed result (unknown status, an
+//   image count other than the split's photo count, a NaN or negative time) fails the
+//   whole call with INVALID_ARGUMENT and changes nothing.
+// - Setups (a pipeline with its params and photos) are registered by the coordinator
+//   itself, add_setup(), and runs are bound to them, bind_run(), before their jobs are
+//   submitted. Photos are read and hashed once, and served from memory by hash.
+//
+// Thread-safe: gRPC calls its handlers on several threads; one mutex guards the setups.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "compiler_core/ir/pipeline.h"
+#include "proto/coordinator.grpc.pb.h"
+#include "workers/evaluator.h"
+#include "workers/worker_pool.h"
+
+namespace stipple::search {
+
+/// The largest message the coordinator receives or sends by default: room for a few
+/// large photos in a submit, far below what would let one client exhaust memory.
+inline constexpr int kDefaultMaxMessageBytes = 64 << 20;
+
+/// The limits every coordinator server is built with (issue #6: maximum message sizes
+/// set). A larger request fails with RESOURCE_EXHAUSTED and the server stays up.
+void configure_server(grpc::ServerBuilder& builder,
+                      int max_message_bytes = kDefaultMaxMessageBytes);
+
+struct CoordinatorServiceOptions {
+  std::string token;  // empty: no token (loopback only, rpc_security.h)
+  /// The pool's options, to tell workers how often to heartbeat and how long leases last.
+  workers::WorkerPoolOptions pool;
+  /// The longest a LeaseJobs call blocks, whatever the worker asks: well below the
+  /// heartbeat timeout (and capped at a third of it), so a long poll never outlives the
+  /// worker's standing or its call deadline.
+  std::chrono::milliseconds max_lease_wait{std::chrono::seconds(10)};
+  int max_jobs_per_lease = 64;
+};
+
+class CoordinatorService final : public proto::Coordinator::Service {
+ public:
+  CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options);
+
+  // ---- the coordinator's side ----
+
+  /// Registers a run's setup: compiles the pipeline, reads and hashes every photo, and
+  /// returns its id, a hash of the content (the same setup gives the same id, in any
+  /// process). Throws UserError for a bad pipeline or a photo that does not load.
+  std::string add_setup(const workers::EvaluationSetup& setup);
+  /// The pool's run `run_id` measures on setup `setup_id`: its jobs are sent with that
+  /// setup and their schedules parsed against its pipeline. UserError for an unknown setup.
+  void bind_run(const std::string& run_id, const std::string& setup_id);
+  /// Forgets the run's binding and the jobs it leased (after WorkerPool::release_run).
+  void unbind_run(const std::string& run_id);
+
+  // ---- worker calls ----
+
+  grpc::Status RegisterWorker(grpc::ServerContext* context,
+                              const proto::RegisterWorkerRequest* request,
+                              proto::RegisterWorkerResponse* response) override;
+  grpc::Status LeaseJobs(grpc::ServerContext* context, const proto::LeaseJobsRequest* request,
+                         proto::LeaseJobsResponse* response) override;
+  grpc::Status ReportResults(grpc::ServerContext* context,
+                             const proto::ReportResultsRequest* request,
+                             proto::ReportResultsResponse* response) override;
+  grpc::Status Heartbeat(grpc::ServerContext* context, const proto::HeartbeatRequest* request,
+                         proto::HeartbeatResponse* response) override;
+  grpc::Status GetSetup(grpc::ServerContext* context, const proto::GetSetupRequest* request,
+                        proto::EvaluationSetup* response) override;
+  grpc::Status GetImage(grpc::ServerContext* context, const proto::GetImageRequest* request,
+                        proto::GetImageResponse* response) override;
+
+  // ---- client calls: not in this slice (token checked, then UNIMPLEMENTED) ----
+
+  grpc::Status SubmitRun(grpc::ServerContext* context, const proto::SubmitRunRequest* request,
+                         proto::SubmitRunResponse* response) override;
+  grpc::Status WatchRun(grpc::ServerContext* context, const proto::WatchRunRequest* request,
+                        grpc::ServerWriter<proto::RunProgress>* writer) override;
+  grpc::Status ListRuns(grpc::ServerContext* context, const proto::ListRunsRequest* request,
+                        proto::ListRunsResponse* response) override;
+  grpc::Status GetFront(grpc::ServerContext* context, const proto::GetFrontRequest* request,
+                        proto::GetFrontResponse* response) override;
+  grpc::Status CancelRun(grpc::ServerContext* context, const proto::CancelRunRequest* request,
+                         proto::CancelRunResponse* response) override;
+  grpc::Status ListWorkers(grpc::ServerContext* context, const proto::ListWorkersRequest* request,
+                           proto::ListWorkersResponse* response) override;
+
+ private:
+  struct Setup {
+    proto::EvaluationSetup message;            // what GetSetup answers
+    std::shared_ptr<const Pipeline> pipeline;  // schedules are parsed against it
+    std::map<std::string, int> photos;         // by split: how many
+  };
+  /// What the service learnt of a job when it leased it: enough to validate its result.
+  struct LeasedJob {
+    std::string run_id;
+    int photos = 0;  // in the job's split
+  };
+
+  workers::WorkerPool& pool_;
+  CoordinatorServiceOptions options_;
+  std::mutex mu_;
+  std::map<std::string, std::shared_ptr<const Setup>> setups_;  // by setup id
+  // Photo bytes by sha256, shared so that GetImage copies them outside the lock.
+  std::map<std::string, std::shared_ptr<const std::string>> images_;
+  std::map<std::string, std::string> runs_;  // setup id by pool run id
+  std::map<std::string, LeasedJob> jobs_;    // by job id
+};
+
+}  // namespace stipple::search

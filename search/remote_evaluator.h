@@ -1,0 +1,73 @@
+// RemoteEvaluator: the Evaluator of a tuning run on the cluster (DESIGN.md, "Data flow":
+// the same interface serves the in-process worker and the remote pool). Each candidate
+// becomes a job of the coordinator's WorkerPool; workers of the run's target lease and
+// measure it, and evaluate() returns when every job of the batch has its result.
+//
+// Job ids are stable: the run, the split and a hash of the setup and the schedule text.
+// A schedule a run asks for again is answered from the pool at once instead of being
+// measured again. (A worker's result of a job leased before a coordinator restart is not
+// taken: the new pool never leased it to that worker, so the job is measured again. What
+// the run had committed before the restart answers from SQLite and is never re-submitted.)
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "workers/evaluator.h"
+#include "workers/worker_pool.h"
+
+namespace stipple::search {
+
+/// Thrown by RemoteEvaluator::evaluate() when the run is stopped (the stop flag is set,
+/// the run is cancelled or the pool shuts down) before the batch is measured. It is not a
+/// candidate's failure: nothing of the batch may be stored. TuningSession lets it pass
+/// without committing the batch, so the run stays "running" and resumes later.
+class EvaluationStopped : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+class RemoteEvaluator : public workers::Evaluator {
+ public:
+  /// `setup_id`: CoordinatorService::add_setup()'s id of the run's photos and pipeline
+  /// (the coordinator binds the run to it, bind_run, before evaluating); `target`: the
+  /// host_target_key() of the workers that may measure the run.
+  RemoteEvaluator(workers::WorkerPool& pool, std::string setup_id, int64_t run_id,
+                  std::string target);
+
+  /// For a new run: TuningSession::create_run() makes the id after the session, and so
+  /// this evaluator, exists.
+  void set_run_id(int64_t run_id) { run_id_ = run_id; }
+  int64_t run_id() const { return run_id_; }
+  /// The pool's name of the run (its jobs' run_id).
+  std::string pool_run_id() const { return std::to_string(run_id_); }
+  /// The flag the session stops on (TuningSession::set_stop_flag); evaluate() then throws
+  /// EvaluationStopped instead of waiting for the rest of the batch.
+  void set_stop_flag(const std::atomic<bool>* flag) { stop_ = flag; }
+
+  /// Submits one job per distinct schedule, waits for all, returns the results in order.
+  /// Throws EvaluationStopped when the run is stopped first.
+  std::vector<workers::EvaluationResult> evaluate(const std::vector<std::string>& schedules,
+                                                  const std::string& split,
+                                                  double give_up_ms) override;
+  /// The host that measured the last batch, "cluster" when several did (or before any).
+  std::string host() const override { return host_; }
+  std::string target() const override { return target_; }
+
+  /// "RUN/SPLIT/HASH": the stable id of a candidate's job.
+  static std::string job_id(int64_t run_id, const std::string& setup_id, const std::string& split,
+                            const std::string& schedule);
+
+ private:
+  workers::WorkerPool& pool_;
+  std::string setup_id_;
+  int64_t run_id_;
+  std::string target_;
+  std::string host_ = "cluster";
+  const std::atomic<bool>* stop_ = nullptr;
+};
+
+}  // namespace stipple::search

@@ -1,0 +1,27 @@
+// What a worker host tells the coordinator about itself when it registers (DESIGN.md,
+// "Cluster principles"). The pool dispatches on `target` alone; the rest is shown by
+// `stipple workers` and is there for the searches that model the machine (the reuse
+// model's cores and cache sizes, the GPU back end's device).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace stipple::workers {
+
+struct WorkerCapabilities {
+  std::string host;                       // host name (host_target.h's host_name())
+  std::string arch;                       // "x86_64", "aarch64"
+  std::vector<std::string> isa_features;  // "avx2", "avx512f", "neon", ...
+  int cores = 0;
+  int64_t l2_bytes = 0;   // per core
+  int64_t llc_bytes = 0;  // last-level cache
+  std::string gpu_model;  // empty: no GPU
+  int64_t gpu_memory_bytes = 0;
+  /// host_target_key(): jobs go only to workers whose key equals the job's, so timings of
+  /// different machines are never mixed in one front.
+  std::string target;
+};
+
+}  // namespace stipple::workers
