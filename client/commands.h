@@ -22,5 +22,11 @@ CommandRunner add_tune_command(CLI::App& app);
 CommandRunner add_runs_command(CLI::App& app);
 CommandRunner add_front_command(CLI::App& app);
 CommandRunner add_export_command(CLI::App& app);
+CommandRunner add_worker_command(CLI::App& app);
+CommandRunner add_coordinator_command(CLI::App& app);
+CommandRunner add_submit_command(CLI::App& app);
+CommandRunner add_status_command(CLI::App& app);
+CommandRunner add_cancel_command(CLI::App& app);
+CommandRunner add_workers_command(CLI::App& app);
 
 }  // namespace stipple::cli

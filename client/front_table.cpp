@@ -54,37 +54,37 @@ nlohmann::json number(double v) {
   return v;
 }
 
-struct Header {
-  storage::RunRecord run;
-  std::string metric = "error";
-  double baseline_ms = 0;
-};
-
-Header header(storage::Database& db, int64_t run_id, const std::vector<search::FrontEntry>& f) {
-  Header h;
-  std::optional<storage::RunRecord> run = db.find_run(run_id);
-  if (!run) throw UserError("no run " + std::to_string(run_id) + " in " + db.path());
-  h.run = *run;
-  if (std::optional<storage::PipelineRecord> p = db.pipeline(run->pipeline_id)) {
-    try {
-      Pipeline pipeline = compile_pipeline(p->source, p->name + ".stp");
-      h.metric = pipeline.output.metric == ErrorMetric::Lab ? "dE" : "RMSE";
-    } catch (const UserError&) {
-      // An older version of the language: the metric is simply "error".
-    }
+double baseline_ms(const FrontListing& f) {
+  for (const search::FrontEntry& e : f.entries) {
+    if (e.baseline) return e.train.time_ms;
   }
-  for (const search::FrontEntry& e : f) {
-    if (e.baseline) h.baseline_ms = e.train.time_ms;
-  }
-  return h;
+  return 0;
 }
 
 }  // namespace
 
+FrontListing load_front_listing(storage::Database& db, int64_t run_id) {
+  FrontListing f;
+  std::optional<storage::RunRecord> run = db.find_run(run_id);
+  if (!run) throw UserError("no run " + std::to_string(run_id) + " in " + db.path());
+  f.run = *run;
+  f.entries = search::load_front(db, run_id);
+  f.metric = search::error_metric_name(db, run->pipeline_id);
+  return f;
+}
+
 void print_front(std::ostream& out, storage::Database& db, int64_t run_id, FrontFormat format) {
-  std::vector<search::FrontEntry> front = search::load_front(db, run_id);
-  Header h = header(db, run_id, front);
-  auto speedup = [&](double ms) { return h.baseline_ms > 0 && ms > 0 ? h.baseline_ms / ms : NAN; };
+  print_front(out, load_front_listing(db, run_id), format);
+}
+
+void write_front_svg(const std::string& path, storage::Database& db, int64_t run_id) {
+  write_front_svg(path, load_front_listing(db, run_id));
+}
+
+void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
+  const std::vector<search::FrontEntry>& front = h.entries;
+  const double base_ms = baseline_ms(h);
+  auto speedup = [&](double ms) { return base_ms > 0 && ms > 0 ? base_ms / ms : NAN; };
 
   if (format == FrontFormat::Json) {
     nlohmann::json j = {{"run", h.run.id},
@@ -148,11 +148,10 @@ void print_front(std::ostream& out, storage::Database& db, int64_t run_id, Front
   }
 }
 
-void write_front_svg(const std::string& path, storage::Database& db, int64_t run_id) {
+void write_front_svg(const std::string& path, const FrontListing& h) {
   // Hand-written: a scatter plot of a few dozen points needs no plotting library (and
   // Debian has none for C++ that writes SVG without a display stack).
-  std::vector<search::FrontEntry> front = search::load_front(db, run_id);
-  Header h = header(db, run_id, front);
+  const std::vector<search::FrontEntry>& front = h.entries;
   const double W = 720, H = 460, left = 70, right = 20, top = 40, bottom = 55;
   double max_t = 0, max_e = 0;
   for (const search::FrontEntry& e : front) {

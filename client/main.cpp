@@ -33,6 +33,12 @@ int main(int argc, char** argv) {
   add(add_runs_command(app));
   add(add_front_command(app));
   add(add_export_command(app));
+  add(add_worker_command(app));
+  add(add_coordinator_command(app));
+  add(add_submit_command(app));
+  add(add_status_command(app));
+  add(add_cancel_command(app));
+  add(add_workers_command(app));
 
   try {
     app.parse(argc, argv);

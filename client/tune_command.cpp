@@ -20,6 +20,8 @@
 
 #include "client/commands.h"
 #include "client/front_table.h"
+#include "client/photo_args.h"
+#include "client/progress_printer.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "datasets/benchmark/manifest.h"
@@ -61,98 +63,6 @@ void on_interrupt(int) {
   std::signal(SIGINT, SIG_DFL);  // a second Ctrl-C ends the process at once
 }
 
-bool is_image(const fs::path& p) {
-  std::string ext = p.extension().string();
-  for (char& c : ext) c = char(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
-}
-
-// Files as given; folders expand to their photos, sorted by name.
-std::vector<std::string> expand_images(const std::vector<std::string>& specs) {
-  std::vector<std::string> out;
-  for (const std::string& spec : specs) {
-    if (fs::is_directory(spec)) {
-      std::vector<std::string> found;
-      for (const auto& entry : fs::directory_iterator(spec)) {
-        if (entry.is_regular_file() && is_image(entry.path()))
-          found.push_back(entry.path().string());
-      }
-      std::sort(found.begin(), found.end());
-      if (found.empty()) throw UserError("--images " + spec + ": no .png or .jpg files in it");
-      out.insert(out.end(), found.begin(), found.end());
-    } else if (fs::is_regular_file(spec)) {
-      out.push_back(spec);
-    } else {
-      throw UserError("--images " + spec + ": no such file or folder");
-    }
-  }
-  return out;
-}
-
-// The bundled photos: a file of datasets/fixtures, from the working directory (a clone's
-// root) or else from the source tree this binary was built from.
-std::string bundled(const std::string& name) {
-  const std::string rel = "datasets/fixtures/" + name;
-  if (fs::exists(rel)) return rel;
-  return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
-}
-
-std::string format_duration(double s) {
-  if (s < 0) return "?";
-  char buf[32];
-  if (s < 60) {
-    std::snprintf(buf, sizeof buf, "%.0fs", s);
-  } else if (s < 3600) {
-    std::snprintf(buf, sizeof buf, "%dm%02ds", int(s) / 60, int(s) % 60);
-  } else {
-    std::snprintf(buf, sizeof buf, "%dh%02dm", int(s) / 3600, (int(s) % 3600) / 60);
-  }
-  return buf;
-}
-
-std::string speedup_text(double s) {
-  if (s <= 0) return "-";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2fx", s);
-  return buf;
-}
-
-class ProgressPrinter {
- public:
-  ProgressPrinter() : terminal_(isatty(STDERR_FILENO) == 1) {}
-  ~ProgressPrinter() {
-    if (terminal_ && drawn_) std::cerr << "\n";
-  }
-  void operator()(const search::TuneProgress& p) {
-    const auto now = std::chrono::steady_clock::now();
-    const bool last = p.phase == "done" || p.phase == "test";
-    if (!terminal_ && !last && now - last_line_ < std::chrono::seconds(5)) return;
-    last_line_ = now;
-    char buf[320];
-    // With a time budget the evaluation budget is unbounded: show the count alone.
-    const std::string budget = p.time_budget_s > 0 ? std::string() : "/" + std::to_string(p.budget);
-    std::snprintf(buf, sizeof buf,
-                  "[%s] %lld%s evaluations (%lld measured, %.2f/s), %lld failed; best "
-                  "speedup at dE<=1 %s, <=2 %s, <=5 %s; %s, ETA %s",
-                  p.phase.c_str(), static_cast<long long>(p.evaluations), budget.c_str(),
-                  static_cast<long long>(p.measured), p.per_second,
-                  static_cast<long long>(p.failures), speedup_text(p.speedup_at[0]).c_str(),
-                  speedup_text(p.speedup_at[1]).c_str(), speedup_text(p.speedup_at[2]).c_str(),
-                  format_duration(p.elapsed_s).c_str(), format_duration(p.eta_s).c_str());
-    if (terminal_) {
-      std::cerr << "\r" << buf << "\x1b[K" << std::flush;
-      drawn_ = true;
-    } else {
-      std::cerr << buf << "\n";
-    }
-  }
-
- private:
-  bool terminal_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point last_line_{};
-};
-
 int run_tune(TuneCliOptions opt) {
   std::unique_ptr<storage::Database> db = storage::Database::open(opt.db);
   search::TuneOptions to;
@@ -167,24 +77,9 @@ int run_tune(TuneCliOptions opt) {
     to = search::TuneOptions::from_json(run->options_json);
   } else {
     to.pipeline_file = opt.pipeline;
-    std::vector<std::string> images = opt.images.empty()
-                                          ? std::vector<std::string>{bundled("natural-820x614.png")}
-                                          : expand_images(opt.images);
-    std::vector<std::string> test =
-        opt.test_images.empty() ? std::vector<std::string>{} : expand_images(opt.test_images);
-    if (opt.images.empty() && opt.test_images.empty()) {
-      test = {bundled("people-256x192.png")};
-    }
-    if (test.empty()) {
-      // Every third photo is held out for the test; with one photo it is both.
-      std::vector<std::string> train;
-      for (size_t i = 0; i < images.size(); ++i) (i % 3 == 2 ? test : train).push_back(images[i]);
-      if (test.empty()) test = {images.back()};
-      if (train.empty()) train = images;
-      images = train;
-    }
-    to.train_images = images;
-    to.test_images = test;
+    const PhotoSets photos = choose_photos(opt.images, opt.test_images);
+    to.train_images = photos.train;
+    to.test_images = photos.test;
     to.strategy = opt.strategy;
     to.budget = opt.budget > 0 ? opt.budget : (opt.time_s > 0 ? INT64_MAX / 2 : kDefaultBudget);
     to.time_budget_s = opt.time_s;

@@ -14,6 +14,7 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "proto/capabilities_codec.h"
 #include "proto/pipeline_codec.h"
 #include "proto/rpc_security.h"
 #include "proto/schedule_codec.h"
@@ -48,20 +49,6 @@ std::string deterministic_bytes(const google::protobuf::Message& m) {
     m.SerializeToCodedStream(&coded);
   }
   return out;
-}
-
-workers::WorkerCapabilities from_proto(const proto::Capabilities& c) {
-  workers::WorkerCapabilities w;
-  w.host = c.host();
-  w.arch = c.arch();
-  w.isa_features.assign(c.isa_features().begin(), c.isa_features().end());
-  w.cores = c.cores();
-  w.l2_bytes = c.l2_cache_bytes();
-  w.llc_bytes = c.last_level_cache_bytes();
-  w.gpu_model = c.gpu().model();
-  w.gpu_memory_bytes = c.gpu().memory_bytes();
-  w.target = c.target();
-  return w;
 }
 
 /// Why a result cannot be stored, or "" when it can. `photos` < 0: the split's photo count
@@ -112,9 +99,8 @@ workers::EvaluationResult to_result(const proto::JobResult& r) {
   return e;
 }
 
-grpc::Status unimplemented(const grpc::ServerContext& context, const std::string& token) {
-  if (grpc::Status st = rpc::check_token(context, token); !st.ok()) return st;
-  return {grpc::StatusCode::UNIMPLEMENTED, "not served by this coordinator yet"};
+grpc::Status unimplemented() {
+  return {grpc::StatusCode::UNIMPLEMENTED, "this server does not serve runs"};
 }
 
 }  // namespace
@@ -191,7 +177,7 @@ grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext* context,
   if (c.cores() < 0 || c.l2_cache_bytes() < 0 || c.last_level_cache_bytes() < 0) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "negative core count or cache size"};
   }
-  response->set_worker_id(pool_.register_worker(from_proto(c)));
+  response->set_worker_id(pool_.register_worker(stipple::from_proto(c)));
   // Three heartbeats per timeout: one lost or late one does not lose the worker.
   response->set_heartbeat_seconds(duration<double>(options_.pool.heartbeat_timeout).count() / 3);
   response->set_lease_seconds(duration<double>(options_.pool.lease_duration).count());
@@ -337,32 +323,65 @@ grpc::Status CoordinatorService::GetImage(grpc::ServerContext* context,
 // ---- client calls ----
 
 grpc::Status CoordinatorService::SubmitRun(grpc::ServerContext* context,
-                                           const proto::SubmitRunRequest*,
-                                           proto::SubmitRunResponse*) {
-  return unimplemented(*context, options_.token);
+                                           const proto::SubmitRunRequest* request,
+                                           proto::SubmitRunResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  if (!client_calls_) return unimplemented();
+  return client_calls_->submit(*request, response);
 }
+
 grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* context,
-                                          const proto::WatchRunRequest*,
-                                          grpc::ServerWriter<proto::RunProgress>*) {
-  return unimplemented(*context, options_.token);
+                                          const proto::WatchRunRequest* request,
+                                          grpc::ServerWriter<proto::RunProgress>* writer) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  if (!client_calls_) return unimplemented();
+  return client_calls_->watch(request->run_id(), *context, *writer);
 }
+
 grpc::Status CoordinatorService::ListRuns(grpc::ServerContext* context,
-                                          const proto::ListRunsRequest*, proto::ListRunsResponse*) {
-  return unimplemented(*context, options_.token);
+                                          const proto::ListRunsRequest*,
+                                          proto::ListRunsResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  if (!client_calls_) return unimplemented();
+  return client_calls_->list(response);
 }
+
 grpc::Status CoordinatorService::GetFront(grpc::ServerContext* context,
-                                          const proto::GetFrontRequest*, proto::GetFrontResponse*) {
-  return unimplemented(*context, options_.token);
+                                          const proto::GetFrontRequest* request,
+                                          proto::GetFrontResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  if (!client_calls_) return unimplemented();
+  return client_calls_->front(request->run_id(), response);
 }
+
 grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* context,
-                                           const proto::CancelRunRequest*,
-                                           proto::CancelRunResponse*) {
-  return unimplemented(*context, options_.token);
+                                           const proto::CancelRunRequest* request,
+                                           proto::CancelRunResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  if (!client_calls_) return unimplemented();
+  return client_calls_->cancel(request->run_id(), response);
 }
+
 grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* context,
                                              const proto::ListWorkersRequest*,
-                                             proto::ListWorkersResponse*) {
-  return unimplemented(*context, options_.token);
+                                             proto::ListWorkersResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  const workers::PoolSnapshot snapshot = pool_.snapshot();
+  for (const workers::WorkerInfo& w : snapshot.workers) {
+    proto::WorkerStatus* out = response->add_workers();
+    out->set_worker_id(w.id);
+    *out->mutable_capabilities() = stipple::to_proto(w.capabilities);
+    out->set_busy(w.busy());
+    out->set_lost(w.lost);
+    out->set_seconds_since_heard(duration<double>(snapshot.taken_at - w.last_heard).count());
+    out->set_jobs_completed(w.jobs_completed);
+  }
+  response->set_jobs_queued(snapshot.counters.queued);
+  response->set_jobs_leased(snapshot.counters.leased);
+  response->set_jobs_completed(snapshot.counters.completed);
+  response->set_jobs_redispatched(snapshot.counters.redispatched);
+  response->set_duplicate_results(snapshot.counters.duplicates);
+  return grpc::Status::OK;
 }
 
 }  // namespace stipple::search

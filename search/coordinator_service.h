@@ -1,7 +1,9 @@
 // CoordinatorService: the gRPC Coordinator service (proto/coordinator.proto) over the
 // coordinator's WorkerPool (DESIGN.md, "Cluster principles"). This slice serves the
 // worker calls: register, lease jobs (a long poll), report results, heartbeat, and fetch
-// a run's setup and photos. The client calls answer UNIMPLEMENTED for now.
+// a run's setup and photos; ListWorkers from the pool. The other client calls (submit,
+// watch, list, front, cancel) go to the coordinator's runs (search/cluster_runs.h), set
+// with set_client_calls(); without them they answer UNIMPLEMENTED.
 //
 // - Every call checks the token first (rpc::check_token): a call without the right one
 //   fails with UNAUTHENTICATED before anything is read or written.
@@ -51,6 +53,21 @@ struct CoordinatorServiceOptions {
   int max_jobs_per_lease = 64;
 };
 
+/// The client calls that need the coordinator's database and tuning sessions. The service
+/// has checked the token before calling any of them.
+class ClientCalls {
+ public:
+  virtual ~ClientCalls() = default;
+  virtual grpc::Status submit(const proto::SubmitRunRequest& request,
+                              proto::SubmitRunResponse* response) = 0;
+  /// Streams the run's progress until it ends, the client goes away or the server drains.
+  virtual grpc::Status watch(int64_t run_id, grpc::ServerContext& context,
+                             grpc::ServerWriter<proto::RunProgress>& writer) = 0;
+  virtual grpc::Status list(proto::ListRunsResponse* response) = 0;
+  virtual grpc::Status front(int64_t run_id, proto::GetFrontResponse* response) = 0;
+  virtual grpc::Status cancel(int64_t run_id, proto::CancelRunResponse* response) = 0;
+};
+
 class CoordinatorService final : public proto::Coordinator::Service {
  public:
   CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options);
@@ -66,6 +83,9 @@ class CoordinatorService final : public proto::Coordinator::Service {
   void bind_run(const std::string& run_id, const std::string& setup_id);
   /// Forgets the run's binding and the jobs it leased (after WorkerPool::release_run).
   void unbind_run(const std::string& run_id);
+  /// Where the client calls go (not owned; it must outlive the server). Set before the
+  /// server starts.
+  void set_client_calls(ClientCalls* calls) { client_calls_ = calls; }
 
   // ---- worker calls ----
 
@@ -84,7 +104,8 @@ class CoordinatorService final : public proto::Coordinator::Service {
   grpc::Status GetImage(grpc::ServerContext* context, const proto::GetImageRequest* request,
                         proto::GetImageResponse* response) override;
 
-  // ---- client calls: not in this slice (token checked, then UNIMPLEMENTED) ----
+  // ---- client calls: the token checked, then ListWorkers here and the rest to
+  // ClientCalls ----
 
   grpc::Status SubmitRun(grpc::ServerContext* context, const proto::SubmitRunRequest* request,
                          proto::SubmitRunResponse* response) override;
@@ -113,6 +134,7 @@ class CoordinatorService final : public proto::Coordinator::Service {
 
   workers::WorkerPool& pool_;
   CoordinatorServiceOptions options_;
+  ClientCalls* client_calls_ = nullptr;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const Setup>> setups_;  // by setup id
   // Photo bytes by sha256, shared so that GetImage copies them outside the lock.

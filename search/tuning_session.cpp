@@ -11,6 +11,7 @@
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_equality.h"
+#include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_printer.h"
 #include "datasets/benchmark/manifest.h"
@@ -46,7 +47,8 @@ std::string TuneOptions::to_json() const {
                       {"population", population},
                       {"use_reuse_seed", use_reuse_seed},
                       {"generations", generations},
-                      {"thresholds", thresholds}};
+                      {"thresholds", thresholds},
+                      {"cluster", cluster}};
   return j.dump();
 }
 
@@ -70,7 +72,19 @@ TuneOptions TuneOptions::from_json(const std::string& text) {
   o.use_reuse_seed = j.value("use_reuse_seed", false);
   o.generations = j.at("generations");
   o.thresholds = j.at("thresholds").get<std::vector<double>>();
+  o.cluster = j.value("cluster", false);
   return o;
+}
+
+std::string error_metric_name(storage::Database& db, int64_t pipeline_id) {
+  std::optional<storage::PipelineRecord> p = db.pipeline(pipeline_id);
+  if (!p) return "error";
+  try {
+    return compile_pipeline(p->source, p->name + ".stp").output.metric == ErrorMetric::Lab ? "dE"
+                                                                                           : "RMSE";
+  } catch (const UserError&) {
+    return "error";
+  }
 }
 
 std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id) {

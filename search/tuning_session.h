@@ -32,8 +32,6 @@ struct TuneOptions {
   std::vector<std::string> train_images, test_images;
   /// portfolio (the reuse model's schedule, genetic and hill climbing sharing the budget),
   /// genetic, hill, or reuse (the reuse model's schedule alone).
-  /// portfolio (the reuse model's schedule, genetic and hill climbing sharing the budget),
-  /// genetic, hill, or reuse (the reuse model's schedule alone).
   std::string strategy = "portfolio";
   int64_t budget = 600;      // evaluations on the training photos
   double time_budget_s = 0;  // 0: none
@@ -51,6 +49,9 @@ struct TuneOptions {
   bool use_reuse_seed = false;
   int generations = 200;                          // genetic
   std::vector<double> thresholds = {0, 1, 2, 5};  // hill climbing, and the progress line
+  /// A run of the cluster's coordinator (measured by its workers): the coordinator resumes
+  /// these after a restart, and leaves runs of `stipple tune` alone.
+  bool cluster = false;
 
   /// The options as JSON (stored with the run, read back by --resume).
   std::string to_json() const;
@@ -81,6 +82,10 @@ struct FrontEntry {
 
 /// The run's front (stored by the session), the baseline marked.
 std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id);
+
+/// The name of the error the pipeline's front is in: "dE" (Lab) or "RMSE"; "error" when
+/// the stored pipeline no longer compiles (an older version of the language).
+std::string error_metric_name(storage::Database& db, int64_t pipeline_id);
 
 class TuningSession {
  public:

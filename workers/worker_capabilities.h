@@ -13,10 +13,12 @@ namespace stipple::workers {
 struct WorkerCapabilities {
   std::string host;                       // host name (host_target.h's host_name())
   std::string arch;                       // "x86_64", "aarch64"
+  std::string cpu;                        // LLVM's name of the host CPU, e.g. "znver4"
   std::vector<std::string> isa_features;  // "avx2", "avx512f", "neon", ...
   int cores = 0;
   int64_t l2_bytes = 0;   // per core
   int64_t llc_bytes = 0;  // last-level cache
+  int vector_bits = 0;    // the widest native vector register
   std::string gpu_model;  // empty: no GPU
   int64_t gpu_memory_bytes = 0;
   /// host_target_key(): jobs go only to workers whose key equals the job's, so timings of

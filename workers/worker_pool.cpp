@@ -296,8 +296,9 @@ int WorkerPool::expire_leases() {
 
 PoolSnapshot WorkerPool::snapshot() {
   std::lock_guard lock(mu_);
-  expire_locked(clock_());
   PoolSnapshot s;
+  s.taken_at = clock_();
+  expire_locked(s.taken_at);
   s.counters = counters_;
   for (const std::string& id : worker_order_) {
     const Worker& w = workers_.at(id);

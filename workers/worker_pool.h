@@ -129,6 +129,7 @@ struct PoolCounters {
 struct PoolSnapshot {
   std::vector<WorkerInfo> workers;  // in registration order, lost ones included
   PoolCounters counters;
+  std::chrono::steady_clock::time_point taken_at;  // pool clock, to age last_heard by
 };
 
 class WorkerPool {

@@ -388,7 +388,7 @@ TEST_F(CoordinatorServiceTest, WrongTokenIsUnauthenticatedAndChangesNothing) {
   EXPECT_EQ(after.counters.queued, before.counters.queued);
   EXPECT_EQ(pending.wait_for(0s), std::future_status::timeout);
 
-  // With the token, a client call is not served yet.
+  // With the token, and no runs behind the service, a client call answers UNIMPLEMENTED.
   proto::SubmitRunRequest sub;
   proto::SubmitRunResponse sub_resp;
   EXPECT_EQ(stub_->SubmitRun(ctx().get(), sub, &sub_resp).error_code(),

@@ -1,0 +1,184 @@
+#include "client/coordinator_client.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
+#include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "proto/pipeline_codec.h"
+#include "search/content_hash.h"
+
+namespace stipple::client {
+
+namespace {
+
+std::string read_bytes(const std::string& path, const std::string& what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw UserError("cannot read " + what + " " + path);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) throw UserError("cannot read " + what + " " + path);
+  return bytes;
+}
+
+}  // namespace
+
+RpcError::RpcError(const std::string& call, const grpc::Status& status)
+    : std::runtime_error(call + ": " +
+                         (status.error_message().empty()
+                              ? "status " + std::to_string(status.error_code())
+                              : status.error_message())),
+      code_(status.error_code()) {}
+
+bool RpcError::bad_input() const {
+  switch (code_) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::NOT_FOUND:
+    case grpc::StatusCode::UNAUTHENTICATED:
+    case grpc::StatusCode::PERMISSION_DENIED:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:  // a request over the message size limit
+      return true;
+    default: return false;
+  }
+}
+
+proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
+  proto::SubmitRunRequest r;
+  const std::string source = read_bytes(spec.pipeline_file, "pipeline");
+  const Pipeline pipeline = compile_pipeline(source, spec.pipeline_file);
+  *r.mutable_pipeline() = to_proto(pipeline);
+  r.set_pipeline_source(source);
+  r.set_pipeline_file(std::filesystem::path(spec.pipeline_file).filename().string());
+  auto add_photos = [&](const std::vector<std::string>& paths, const std::string& split) {
+    for (const std::string& path : paths) {
+      std::string bytes = read_bytes(path, "photo");
+      proto::ImageRef* ref = r.add_images();
+      ref->set_name(std::filesystem::path(path).filename().string());
+      ref->set_split(split);
+      ref->set_sha256(search::sha256_hex(bytes));
+      r.add_image_contents(std::move(bytes));
+    }
+  };
+  add_photos(spec.train_images, "train");
+  add_photos(spec.test_images, "test");
+  if (!spec.baseline_file.empty()) {
+    const std::string text = read_bytes(spec.baseline_file, "schedule");
+    compile_schedule(text, spec.baseline_file, pipeline);  // a bad one fails here
+    r.set_baseline_text(text);
+  }
+  r.set_target(spec.target);
+  r.set_strategy(spec.strategy);
+  r.set_budget(spec.budget);
+  r.set_seed(spec.seed);
+  r.set_exact(spec.exact);
+  r.set_runs(spec.runs);
+  r.set_population(spec.population);
+  return r;
+}
+
+CoordinatorClient::CoordinatorClient(ClientOptions options) : options_(std::move(options)) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(options_.max_message_bytes);
+  args.SetMaxSendMessageSize(options_.max_message_bytes);
+  stub_ = proto::Coordinator::NewStub(grpc::CreateCustomChannel(
+      options_.address, rpc::channel_credentials(options_.security), args));
+}
+
+std::unique_ptr<grpc::ClientContext> CoordinatorClient::context(bool deadline) const {
+  auto ctx = std::make_unique<grpc::ClientContext>();
+  rpc::authorize(*ctx, options_.security.token);
+  if (deadline) {
+    ctx->set_deadline(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(int64_t(options_.call_timeout_s * 1000)));
+  }
+  return ctx;
+}
+
+int64_t CoordinatorClient::submit(const proto::SubmitRunRequest& request) {
+  proto::SubmitRunResponse response;
+  grpc::Status st = stub_->SubmitRun(context().get(), request, &response);
+  if (!st.ok()) throw RpcError("submit", st);
+  return response.run_id();
+}
+
+proto::RunProgress CoordinatorClient::watch(
+    int64_t run_id, const std::function<void(const proto::RunProgress&)>& on_progress) {
+  auto ctx = context(false);
+  proto::WatchRunRequest request;
+  request.set_run_id(run_id);
+  std::unique_ptr<grpc::ClientReader<proto::RunProgress>> reader =
+      stub_->WatchRun(ctx.get(), request);
+  proto::RunProgress progress, last;
+  bool any = false;
+  while (reader->Read(&progress)) {
+    any = true;
+    last = progress;
+    if (on_progress) on_progress(progress);
+  }
+  grpc::Status st = reader->Finish();
+  if (!st.ok()) throw RpcError("watch run " + std::to_string(run_id), st);
+  if (!any)
+    throw RpcError("watch run " + std::to_string(run_id),
+                   {grpc::StatusCode::INTERNAL, "the stream ended empty"});
+  return last;
+}
+
+proto::RunProgress CoordinatorClient::status(int64_t run_id) {
+  auto ctx = context();
+  proto::WatchRunRequest request;
+  request.set_run_id(run_id);
+  std::unique_ptr<grpc::ClientReader<proto::RunProgress>> reader =
+      stub_->WatchRun(ctx.get(), request);
+  proto::RunProgress progress;
+  if (reader->Read(&progress)) {
+    ctx->TryCancel();  // one update is all a status needs
+    reader->Finish();
+    return progress;
+  }
+  grpc::Status st = reader->Finish();
+  throw RpcError("status of run " + std::to_string(run_id),
+                 st.ok() ? grpc::Status(grpc::StatusCode::INTERNAL, "no update") : st);
+}
+
+std::vector<proto::RunSummary> CoordinatorClient::runs() {
+  proto::ListRunsResponse response;
+  grpc::Status st = stub_->ListRuns(context().get(), {}, &response);
+  if (!st.ok()) throw RpcError("list runs", st);
+  return {response.runs().begin(), response.runs().end()};
+}
+
+proto::GetFrontResponse CoordinatorClient::front(int64_t run_id) {
+  proto::GetFrontRequest request;
+  request.set_run_id(run_id);
+  proto::GetFrontResponse response;
+  grpc::Status st = stub_->GetFront(context().get(), request, &response);
+  if (!st.ok()) throw RpcError("front of run " + std::to_string(run_id), st);
+  return response;
+}
+
+std::string CoordinatorClient::cancel(int64_t run_id) {
+  proto::CancelRunRequest request;
+  request.set_run_id(run_id);
+  proto::CancelRunResponse response;
+  grpc::Status st = stub_->CancelRun(context().get(), request, &response);
+  if (!st.ok()) throw RpcError("cancel run " + std::to_string(run_id), st);
+  return response.state();
+}
+
+std::vector<proto::WorkerStatus> CoordinatorClient::workers() {
+  const proto::ListWorkersResponse response = pool_status();
+  return {response.workers().begin(), response.workers().end()};
+}
+
+proto::ListWorkersResponse CoordinatorClient::pool_status() {
+  proto::ListWorkersResponse response;
+  grpc::Status st = stub_->ListWorkers(context().get(), {}, &response);
+  if (!st.ok()) throw RpcError("list workers", st);
+  return response;
+}
+
+}  // namespace stipple::client

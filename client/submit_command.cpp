@@ -1,0 +1,100 @@
+// `stipple submit FILE.stp --coordinator ADDR [--wait]`: sends a pipeline and its photos
+// to the tuning cluster's coordinator, which runs the search with its workers measuring.
+// Takes the search options of `stipple tune`, with the same defaults (the bundled photos,
+// the .sched beside FILE as the baseline), so the same submit and the same tune run the
+// same search. With --wait it shows the run's progress as `tune` does and prints its front.
+#include <csignal>
+#include <filesystem>
+#include <iostream>
+
+#include "client/cluster_cli.h"
+#include "client/commands.h"
+#include "client/photo_args.h"
+#include "client/progress_printer.h"
+#include "compiler_core/ir/error.h"
+
+namespace stipple::cli {
+
+namespace {
+
+struct SubmitOptions {
+  ConnectionArgs connection;
+  std::string pipeline;
+  std::vector<std::string> images, test_images;
+  std::string baseline;
+  client::SubmitSpec spec;
+  bool wait = false;
+};
+
+int run_submit(const SubmitOptions& opt) {
+  client::SubmitSpec spec = opt.spec;
+  spec.pipeline_file = opt.pipeline;
+  const PhotoSets photos = choose_photos(opt.images, opt.test_images);
+  spec.train_images = photos.train;
+  spec.test_images = photos.test;
+  if (opt.baseline.empty()) {
+    std::filesystem::path hand = std::filesystem::path(opt.pipeline).replace_extension(".sched");
+    if (std::filesystem::exists(hand)) spec.baseline_file = hand.string();
+  } else if (opt.baseline != "default") {
+    spec.baseline_file = opt.baseline;
+  }
+  const proto::SubmitRunRequest request = client::make_submit_request(spec);
+  client::ClientOptions co = client_options(opt.connection);
+  return with_coordinator([&] {
+    client::CoordinatorClient coordinator(co);
+    const int64_t run = coordinator.submit(request);
+    std::cout << "run " << run << " submitted to " << co.address << std::endl;
+    if (!opt.wait) return kExitOk;
+    proto::RunProgress last;
+    {
+      ProgressPrinter printer;
+      last = coordinator.watch(run,
+                               [&](const proto::RunProgress& p) { printer(to_tune_progress(p)); });
+    }
+    if (last.state() != "done") {
+      std::cout << "run " << run << " is " << last.state()
+                << (last.message().empty() ? "" : ": " + last.message()) << "\n";
+      return kExitFailure;
+    }
+    print_front(std::cout, to_front_listing(coordinator.front(run)), FrontFormat::Table);
+    return kExitOk;
+  });
+}
+
+}  // namespace
+
+CommandRunner add_submit_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "submit", "Send a pipeline to the tuning cluster's coordinator to tune on its workers");
+  auto opt = std::make_shared<SubmitOptions>();
+  cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
+  add_connection_options(cmd, opt->connection);
+  cmd->add_option("--images", opt->images,
+                  "photos to tune on (files or folders). Every third is held out for the test "
+                  "unless --test-images is given. Default: the bundled photos");
+  cmd->add_option("--test-images", opt->test_images, "photos the front is re-measured on");
+  cmd->add_option("--strategy", opt->spec.strategy, "portfolio, genetic, hill or reuse")
+      ->check(CLI::IsMember({"portfolio", "genetic", "hill", "reuse"}))
+      ->capture_default_str();
+  cmd->add_option("--budget", opt->spec.budget, "evaluations on the training photos")
+      ->check(CLI::Range(int64_t(1), int64_t(1) << 40))
+      ->capture_default_str();
+  cmd->add_option("--seed", opt->spec.seed, "random seed of the strategies")->capture_default_str();
+  cmd->add_flag("--exact", opt->spec.exact, "search exact schedules only (no perforation)");
+  cmd->add_option("--baseline", opt->baseline,
+                  "the schedule speedups are against: a .sched file, or 'default'. Default: "
+                  "FILE's .sched beside it when there is one");
+  cmd->add_option("--runs", opt->spec.runs, "timed runs per photo (the median is kept)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  cmd->add_option("--population", opt->spec.population, "genetic search: population size")
+      ->check(CLI::Range(2, 10000))
+      ->capture_default_str();
+  cmd->add_option("--target", opt->spec.target,
+                  "the workers' target key to measure on (see `stipple workers`); default: "
+                  "the target of the registered workers");
+  cmd->add_flag("--wait", opt->wait, "show the run's progress until it ends, then its front");
+  return [opt]() { return run_submit(*opt); };
+}
+
+}  // namespace stipple::cli

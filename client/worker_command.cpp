@@ -1,0 +1,106 @@
+// `stipple worker --coordinator ADDR`: a worker of the tuning cluster (issue #6). It
+// registers this host's capabilities with the coordinator and measures the jobs it leases,
+// one at a time, in a crash-isolated child (workers/worker_daemon.h); photos are cached by
+// content hash. It outlives the coordinator: when that goes away it retries with backoff.
+//
+// SIGTERM or SIGINT: lease nothing more, report the job in hand, exit 0. A token the
+// coordinator refuses: exit 2.
+#include <spdlog/spdlog.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+
+#include "client/commands.h"
+#include "compiler_core/ir/error.h"
+#include "proto/rpc_security.h"
+#include "workers/host_capabilities.h"
+#include "workers/worker_daemon.h"
+
+namespace stipple::cli {
+
+namespace {
+
+struct WorkerCliOptions {
+  std::string coordinator;
+  std::string token_file;
+  rpc::TlsFiles tls;
+  std::string cache;
+  double deadline = 60;
+  std::string evaluator;
+};
+
+std::atomic<bool> g_stop{false};
+
+void on_signal(int) { g_stop = true; }
+
+// $XDG_CACHE_HOME/stipple, else ~/.cache/stipple (the XDG base directory default).
+std::string default_cache_dir() {
+  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
+    return std::string(xdg) + "/stipple";
+  }
+  if (const char* home = std::getenv("HOME"); home && *home) {
+    return std::string(home) + "/.cache/stipple";
+  }
+  throw UserError("worker: neither XDG_CACHE_HOME nor HOME is set; give --cache DIR");
+}
+
+int run_worker(const WorkerCliOptions& opt) {
+  workers::WorkerDaemonOptions o;
+  o.coordinator = opt.coordinator;
+  o.security.token = rpc::load_token(opt.token_file);
+  o.security.tls = opt.tls;
+  if (!o.security.tls.cert.empty() != !o.security.tls.key.empty()) {
+    throw UserError("worker: --tls-cert and --tls-key go together (mutual TLS)");
+  }
+  o.cache_dir = opt.cache.empty() ? default_cache_dir() : opt.cache;
+  o.evaluator.server_binary = opt.evaluator;
+  o.evaluator.deadline_seconds = opt.deadline;
+  o.capabilities = workers::detect_host_capabilities();
+  const workers::WorkerCapabilities& c = o.capabilities;
+  spdlog::info("worker on {}: {} {}, {} cores, L2 {} KiB, LLC {} KiB, {}-bit vectors; target {}",
+               c.host, c.arch, c.cpu, c.cores, c.l2_bytes >> 10, c.llc_bytes >> 10, c.vector_bits,
+               c.target);
+  spdlog::info("coordinator {}, photo cache {}", o.coordinator, o.cache_dir);
+
+  std::signal(SIGTERM, on_signal);
+  std::signal(SIGINT, on_signal);
+  workers::WorkerDaemon daemon(std::move(o));
+  const int code = daemon.run(g_stop);
+  std::signal(SIGTERM, SIG_DFL);
+  std::signal(SIGINT, SIG_DFL);
+  return code == workers::kWorkerBadInput ? kExitBadInput : code;
+}
+
+}  // namespace
+
+CommandRunner add_worker_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand(
+      "worker",
+      "Measure candidates for a tuning coordinator: register this host, lease jobs, report "
+      "results (one at a time, each in a crash-isolated child); reconnect when the "
+      "coordinator goes away. SIGTERM or Ctrl-C: finish the job in hand, then exit");
+  auto opt = std::make_shared<WorkerCliOptions>();
+  cmd->add_option("--coordinator", opt->coordinator, "the coordinator's address, HOST:PORT")
+      ->required();
+  cmd->add_option("--token-file", opt->token_file,
+                  "file whose first line is the cluster's token (default: the STIPPLE_TOKEN "
+                  "environment variable)");
+  cmd->add_option("--tls-ca", opt->tls.ca,
+                  "PEM certificate(s) to trust for the coordinator (turns on TLS)");
+  cmd->add_option("--tls-cert", opt->tls.cert,
+                  "PEM certificate of this worker, for mutual TLS (with --tls-key)");
+  cmd->add_option("--tls-key", opt->tls.key, "PEM private key of --tls-cert");
+  cmd->add_option("--cache", opt->cache,
+                  "folder for cached photos (default: $XDG_CACHE_HOME/stipple, else "
+                  "~/.cache/stipple)");
+  cmd->add_option("--deadline", opt->deadline,
+                  "seconds a candidate may take (compile and runs) before it is killed")
+      ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--evaluator", opt->evaluator,
+                  "the stipple-evaluator executable (default: the one beside stipple)");
+  return [opt]() { return run_worker(*opt); };
+}
+
+}  // namespace stipple::cli

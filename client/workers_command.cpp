@@ -1,0 +1,51 @@
+// `stipple workers --coordinator ADDR`: the workers a coordinator knows: host, target and
+// capabilities, busy or idle, when it was last heard from, how many jobs it measured.
+#include <cstdio>
+#include <iostream>
+
+#include "client/cluster_cli.h"
+#include "client/commands.h"
+
+namespace stipple::cli {
+
+CommandRunner add_workers_command(CLI::App& app) {
+  CLI::App* cmd = app.add_subcommand("workers", "List the tuning cluster's workers");
+  auto opt = std::make_shared<ConnectionArgs>();
+  add_connection_options(cmd, *opt);
+  return [opt]() {
+    client::CoordinatorClient coordinator(client_options(*opt));
+    return with_coordinator([&] {
+      const proto::ListWorkersResponse status = coordinator.pool_status();
+      std::cout << "jobs: " << status.jobs_queued() << " queued, " << status.jobs_leased()
+                << " leased, " << status.jobs_completed() << " completed, "
+                << status.jobs_redispatched() << " re-dispatched, " << status.duplicate_results()
+                << " duplicate results\n";
+      const auto& workers = status.workers();
+      if (workers.empty()) {
+        std::cout << "no workers have registered\n";
+        return kExitOk;
+      }
+      char line[512];
+      std::snprintf(line, sizeof line, "%-6s %-20s %-6s %5s %9s %9s %-7s %8s %6s  %s\n", "id",
+                    "host", "arch", "cores", "L2 KiB", "LLC MiB", "state", "heard", "jobs",
+                    "target");
+      std::cout << line;
+      for (const proto::WorkerStatus& w : workers) {
+        const proto::Capabilities& c = w.capabilities();
+        const char* state = w.lost() ? "lost" : w.busy() ? "busy" : "idle";
+        char heard[32];
+        std::snprintf(heard, sizeof heard, "%.1fs", w.seconds_since_heard());
+        std::snprintf(line, sizeof line, "%-6s %-20s %-6s %5d %9lld %9.1f %-7s %8s %6lld  %s\n",
+                      w.worker_id().c_str(), c.host().c_str(), c.arch().c_str(), c.cores(),
+                      static_cast<long long>(c.l2_cache_bytes() >> 10),
+                      double(c.last_level_cache_bytes()) / (1 << 20), state, heard,
+                      static_cast<long long>(w.jobs_completed()), c.target().c_str());
+        std::cout << line;
+        if (!c.gpu().model().empty()) std::cout << "       GPU " << c.gpu().model() << "\n";
+      }
+      return kExitOk;
+    });
+  };
+}
+
+}  // namespace stipple::cli

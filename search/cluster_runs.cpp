@@ -1,0 +1,559 @@
+#include "search/cluster_runs.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "compiler_core/image/image_io.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/schedule/schedule_printer.h"
+#include "datasets/benchmark/manifest.h"
+#include "proto/schedule_codec.h"
+#include "search/content_hash.h"
+#include "search/remote_evaluator.h"
+#include "search/tuning_session.h"
+
+namespace stipple::search {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// A request the coordinator refuses, with the status the client gets.
+struct Refusal {
+  grpc::Status status;
+};
+
+[[noreturn]] void refuse(grpc::StatusCode code, const std::string& message) {
+  throw Refusal{grpc::Status(code, message)};
+}
+
+/// The last part of a client's file name, reduced to safe characters: it names the
+/// stored copy (and so the pipeline in messages), never a path of ours.
+std::string safe_file_name(const std::string& name, const std::string& fallback) {
+  std::string base = fs::path(name).filename().string();
+  std::string out;
+  for (char c : base) {
+    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    out += ok ? c : '_';
+  }
+  if (out.empty() || out[0] == '.') return fallback;
+  return out;
+}
+
+/// Writes `bytes` to `path` unless it is there already (content-addressed: same name, same
+/// bytes): a temporary file renamed into place, so a crash never leaves half a file.
+void store_file(const fs::path& path, const std::string& bytes) {
+  if (fs::exists(path)) return;
+  fs::create_directories(path.parent_path());
+  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    out.flush();
+    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  }
+  fs::rename(tmp, path);
+}
+
+proto::RunProgress to_message(int64_t run_id, const TuneProgress& p) {
+  proto::RunProgress m;
+  m.set_run_id(run_id);
+  m.set_state("running");
+  m.set_phase(p.phase);
+  m.set_evaluations(p.evaluations);
+  m.set_budget(p.budget);
+  m.set_measured(p.measured);
+  m.set_failures(p.failures);
+  m.set_evaluations_per_second(p.per_second);
+  m.set_best_speedup_de1(p.speedup_at[0]);
+  m.set_best_speedup_de2(p.speedup_at[1]);
+  m.set_best_speedup_de5(p.speedup_at[2]);
+  m.set_elapsed_seconds(p.elapsed_s);
+  m.set_eta_seconds(p.eta_s);
+  return m;
+}
+
+void to_summary(const storage::RunRecord& run, proto::RunSummary* s) {
+  s->set_run_id(run.id);
+  s->set_pipeline(run.pipeline_name);
+  s->set_strategy(run.strategy);
+  s->set_budget(run.budget_evaluations);
+  s->set_evaluations(run.evaluations);
+  s->set_state(run.state);
+  s->set_target(run.target);
+  s->set_created_at(run.created_at);
+}
+
+}  // namespace
+
+struct ClusterRuns::ActiveRun {
+  int64_t id = 0;
+  TuneOptions options;
+  std::string source;
+  Pipeline pipeline;
+  std::string setup_id;
+  std::unique_ptr<storage::Database> db;
+  std::unique_ptr<RemoteEvaluator> evaluator;
+  std::unique_ptr<TuningSession> session;  // refers to pipeline, db and evaluator
+  std::atomic<bool> stop{false};
+  std::thread thread;
+  // Under ClusterRuns::mu_:
+  bool cancelled = false;
+  bool finished = false;  // the thread has nothing more to do
+  proto::RunProgress progress;
+  int64_t version = 0;  // bumped on every change of progress
+};
+
+ClusterRuns::ClusterRuns(workers::WorkerPool& pool, CoordinatorService& service,
+                         ClusterRunsOptions options)
+    : pool_(pool), service_(service), options_(std::move(options)) {
+  query_db_ = storage::Database::open(options_.db_path);
+  fs::create_directories(options_.data_dir);
+}
+
+ClusterRuns::~ClusterRuns() { drain(); }
+
+int ClusterRuns::active_runs() {
+  std::lock_guard lock(mu_);
+  return int(
+      std::count_if(runs_.begin(), runs_.end(), [](const auto& r) { return !r.second->finished; }));
+}
+
+std::string ClusterRuns::choose_target(const std::string& requested) {
+  if (!requested.empty()) return requested;  // its jobs wait for such a worker
+  std::set<std::string> targets;
+  for (const workers::WorkerInfo& w : pool_.snapshot().workers) {
+    if (!w.lost) targets.insert(w.capabilities.target);
+  }
+  if (targets.empty()) {
+    refuse(grpc::StatusCode::FAILED_PRECONDITION,
+           "no worker is registered to take the run's target from; start a worker or give "
+           "the target");
+  }
+  if (targets.size() > 1) {
+    std::string list;
+    for (const std::string& t : targets) list += (list.empty() ? "" : ", ") + t;
+    refuse(grpc::StatusCode::INVALID_ARGUMENT,
+           "workers of several targets are registered (" + list + "); give the run's target");
+  }
+  return *targets.begin();
+}
+
+int64_t ClusterRuns::start(const TuneOptions& options, const std::string& target,
+                           int64_t resume_run) {
+  auto r = std::make_shared<ActiveRun>();
+  r->options = options;
+  r->source = dataset::read_text_file(options.pipeline_file);
+  r->pipeline = compile_pipeline(r->source, options.pipeline_file);
+  workers::EvaluationSetup setup;
+  setup.pipeline_source = r->source;
+  setup.pipeline_file = options.pipeline_file;
+  setup.images = {{"train", options.train_images}, {"test", options.test_images}};
+  setup.runs = options.runs;
+  setup.threads = options.threads;
+  r->setup_id = service_.add_setup(setup);
+  r->db = storage::Database::open(options_.db_path);
+  r->evaluator = std::make_unique<RemoteEvaluator>(pool_, r->setup_id, resume_run, target);
+  r->session =
+      std::make_unique<TuningSession>(*r->db, *r->evaluator, r->pipeline, r->source, options);
+  if (resume_run > 0) {
+    r->session->attach(resume_run);
+  } else {
+    r->session->create_run();
+  }
+  r->id = r->session->run_id();
+  r->evaluator->set_run_id(r->id);
+  service_.bind_run(r->evaluator->pool_run_id(), r->setup_id);
+  r->session->set_stop_flag(&r->stop);
+  r->evaluator->set_stop_flag(&r->stop);
+  r->progress.set_run_id(r->id);
+  r->progress.set_state("running");
+  r->progress.set_phase("baseline");
+  r->progress.set_budget(options.budget);
+
+  std::vector<std::shared_ptr<ActiveRun>> finished;
+  {
+    std::lock_guard lock(mu_);
+    // Runs that ended answer from the database from now on; their threads have returned.
+    for (auto it = runs_.begin(); it != runs_.end();) {
+      if (it->second->finished) {
+        finished.push_back(it->second);
+        it = runs_.erase(it);
+      } else {
+        ++it;
+      }
+    }
+    runs_[r->id] = r;
+    r->thread = std::thread(&ClusterRuns::run_session, this, r);
+  }
+  for (auto& f : finished) f->thread.join();
+  return r->id;
+}
+
+void ClusterRuns::run_session(std::shared_ptr<ActiveRun> r) {
+  std::string state = "running", message;
+  try {
+    r->session->run([&](const TuneProgress& p) {
+      {
+        std::lock_guard lock(mu_);
+        r->progress = to_message(r->id, p);
+        ++r->version;
+      }
+      changed_.notify_all();
+    });
+    if (!r->session->stopped()) state = "done";
+  } catch (const EvaluationStopped&) {
+    // Stopped while measuring: the batch was not committed; the run resumes from there.
+  } catch (const std::exception& e) {
+    state = "failed";
+    message = e.what();
+  }
+  bool cancelled;
+  {
+    std::lock_guard lock(mu_);
+    cancelled = r->cancelled;
+  }
+  if (cancelled && state != "done") state = "cancelled";
+  try {
+    if (state == "failed" || state == "cancelled") r->db->set_run_state(r->id, state);
+  } catch (const std::exception& e) {
+    spdlog::error("run {}: cannot mark it {}: {}", r->id, state, e.what());
+  }
+  if (state == "running") {
+    spdlog::info("run {}: stopped; it resumes when the coordinator starts again", r->id);
+  } else {
+    spdlog::info("run {}: {}{}{}", r->id, state, message.empty() ? "" : ": ", message);
+    pool_.release_run(r->evaluator->pool_run_id());
+    service_.unbind_run(r->evaluator->pool_run_id());
+  }
+  {
+    std::lock_guard lock(mu_);
+    r->progress.set_state(state);
+    if (state != "running") r->progress.set_phase("done");
+    r->progress.set_message(message);
+    r->finished = true;
+    ++r->version;
+  }
+  changed_.notify_all();
+}
+
+int ClusterRuns::resume_unfinished() {
+  std::vector<storage::RunRecord> runs;
+  {
+    std::lock_guard lock(query_mu_);
+    runs = query_db_->list_runs();
+  }
+  int resumed = 0;
+  std::reverse(runs.begin(), runs.end());  // oldest first
+  for (const storage::RunRecord& run : runs) {
+    if (run.state != "running") continue;
+    TuneOptions options;
+    try {
+      options = TuneOptions::from_json(run.options_json);
+    } catch (const std::exception&) {
+      continue;  // not a run of ours
+    }
+    if (!options.cluster) continue;  // a `stipple tune` run: its owner resumes it
+    try {
+      start(options, run.target, run.id);
+      ++resumed;
+      spdlog::info("run {}: resumed ({} of {} evaluations committed)", run.id, run.evaluations,
+                   run.budget_evaluations);
+    } catch (const std::exception& e) {
+      spdlog::error("run {}: cannot resume: {}", run.id, e.what());
+      std::lock_guard lock(query_mu_);
+      query_db_->set_run_state(run.id, "failed");
+    }
+  }
+  return resumed;
+}
+
+void ClusterRuns::drain() {
+  draining_ = true;
+  std::vector<std::shared_ptr<ActiveRun>> runs;
+  {
+    std::lock_guard lock(mu_);
+    for (auto& [id, r] : runs_) {
+      r->stop = true;
+      runs.push_back(r);
+    }
+  }
+  pool_.wake_waiters();
+  changed_.notify_all();
+  for (auto& r : runs) {
+    if (r->thread.joinable()) r->thread.join();
+  }
+}
+
+grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
+                                 proto::SubmitRunResponse* response) {
+  if (draining_) return {grpc::StatusCode::UNAVAILABLE, "the coordinator is shutting down"};
+  try {
+    // The pipeline: its source is what runs (the workers compile it); a bad one is the
+    // client's error, with its file:line:col.
+    const std::string& source = request.pipeline_source();
+    if (source.empty()) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no pipeline source");
+    if (int64_t(source.size()) > options_.max_pipeline_bytes) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT,
+             "the pipeline is " + std::to_string(source.size()) + " bytes; the limit is " +
+                 std::to_string(options_.max_pipeline_bytes));
+    }
+    const std::string file_name = safe_file_name(request.pipeline_file(), "pipeline.stp");
+    Pipeline pipeline;
+    try {
+      pipeline = compile_pipeline(source, file_name);
+    } catch (const UserError& e) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, e.what());
+    }
+
+    // The photos.
+    std::vector<std::pair<std::string, std::string>> photos;  // (split, stored path)
+    if (!request.dataset().empty()) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT,
+             "named datasets are not kept by this coordinator; send the photos");
+    }
+    if (request.images_size() != request.image_contents_size()) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, "images and image_contents differ in length");
+    }
+    if (request.images_size() == 0) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no photos");
+    if (request.images_size() > options_.max_images) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, std::to_string(request.images_size()) +
+                                                     " photos; the limit is " +
+                                                     std::to_string(options_.max_images));
+    }
+    for (int i = 0; i < request.images_size(); ++i) {
+      const proto::ImageRef& ref = request.images(i);
+      const std::string& bytes = request.image_contents(i);
+      const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
+      if (ref.split() != "train" && ref.split() != "test") {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": split must be train or test");
+      }
+      const std::string hash = sha256_hex(bytes);
+      if (!ref.sha256().empty() && ref.sha256() != hash) {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": its bytes do not match its sha256");
+      }
+      std::string ext = fs::path(safe_file_name(ref.name(), "photo.png")).extension().string();
+      std::transform(ext.begin(), ext.end(), ext.begin(),
+                     [](unsigned char c) { return char(std::tolower(c)); });
+      if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") ext = ".png";
+      const fs::path path = fs::path(options_.data_dir) / "images" / (hash + ext);
+      const bool existed = fs::exists(path);
+      store_file(path, bytes);
+      try {
+        const Buffer photo = read_image(path.string());
+        if (photo.extent_or_one(0) * photo.extent_or_one(1) > options_.max_image_pixels) {
+          throw UserError(std::to_string(photo.extent_or_one(0)) + "x" +
+                          std::to_string(photo.extent_or_one(1)) + " is over the limit of " +
+                          std::to_string(options_.max_image_pixels) + " pixels");
+        }
+      } catch (const UserError& e) {
+        if (!existed) fs::remove(path);
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": " + e.what());
+      }
+      photos.emplace_back(ref.split(), path.string());
+    }
+
+    TuneOptions o;
+    for (const auto& [split, path] : photos) {
+      (split == "train" ? o.train_images : o.test_images).push_back(path);
+    }
+    if (o.train_images.empty()) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no training photo");
+    if (o.test_images.empty()) o.test_images = {o.train_images.back()};  // as `stipple tune`
+
+    static const std::set<std::string> kStrategies = {"portfolio", "genetic", "hill", "reuse"};
+    o.strategy = request.strategy().empty() ? "portfolio" : request.strategy();
+    if (!kStrategies.count(o.strategy)) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, "unknown strategy '" + o.strategy + "'");
+    }
+    o.budget = request.budget() == 0 ? 600 : request.budget();
+    if (o.budget < 1 || o.budget > options_.max_budget) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, "budget " + std::to_string(request.budget()) +
+                                                     " is outside 1.." +
+                                                     std::to_string(options_.max_budget));
+    }
+    o.seed = request.seed();
+    o.exact_only = request.exact();
+    o.runs = request.runs() == 0 ? o.runs : request.runs();
+    if (o.runs < 1 || o.runs > options_.max_runs_per_photo) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT,
+             "runs per photo must be in 1.." + std::to_string(options_.max_runs_per_photo));
+    }
+    if (request.population() < 0 || request.population() > 10000) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, "population must be in 0..10000");
+    }
+    if (request.population() > 0) o.population = request.population();
+    o.cluster = true;
+
+    // The stored copies: the run's options name them, so a restarted coordinator finds
+    // them. The pipeline keeps its file name (messages and `stipple runs` show it).
+    const fs::path pipeline_path =
+        fs::path(options_.data_dir) / "pipelines" / sha256_hex(source).substr(0, 32) / file_name;
+    // The baseline as the client wrote it: its text is its storage key, as in `tune`.
+    std::string baseline_text = request.baseline_text();
+    if (baseline_text.empty() && request.has_baseline()) {
+      baseline_text = print_schedule(from_proto(request.baseline()), pipeline);
+    }
+    if (!baseline_text.empty()) {
+      try {
+        compile_schedule(baseline_text, "baseline.sched", pipeline);
+      } catch (const UserError& e) {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, e.what());
+      }
+      const fs::path path = fs::path(options_.data_dir) / "schedules" /
+                            (sha256_hex(baseline_text).substr(0, 32) + ".sched");
+      store_file(path, baseline_text);
+      o.baseline_schedule = path.string();
+    }
+    const std::string target = choose_target(request.target());
+    store_file(pipeline_path, source);
+    o.pipeline_file = pipeline_path.string();
+
+    const int64_t id = start(o, target, 0);
+    spdlog::info(
+        "run {}: {} submitted ({} strategy, budget {}, {} training and {} test photos, "
+        "target {})",
+        id, pipeline.name, o.strategy, o.budget, o.train_images.size(), o.test_images.size(),
+        target);
+    response->set_run_id(id);
+    return grpc::Status::OK;
+  } catch (const Refusal& r) {
+    return r.status;
+  } catch (const UserError& e) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, e.what()};
+  } catch (const std::exception& e) {
+    spdlog::error("submit: {}", e.what());
+    return {grpc::StatusCode::INTERNAL, e.what()};
+  }
+}
+
+std::optional<proto::RunProgress> ClusterRuns::stored_progress(int64_t run_id) {
+  std::lock_guard lock(query_mu_);
+  std::optional<storage::RunRecord> run = query_db_->find_run(run_id);
+  if (!run) return std::nullopt;
+  proto::RunProgress m;
+  m.set_run_id(run_id);
+  m.set_state(run->state);
+  m.set_phase(run->state == "running" ? "waiting" : "done");
+  m.set_evaluations(run->evaluations);
+  m.set_budget(run->budget_evaluations);
+  m.set_eta_seconds(-1);
+  return m;
+}
+
+grpc::Status ClusterRuns::watch(int64_t run_id, grpc::ServerContext& context,
+                                grpc::ServerWriter<proto::RunProgress>& writer) {
+  std::shared_ptr<ActiveRun> r;
+  {
+    std::lock_guard lock(mu_);
+    auto it = runs_.find(run_id);
+    if (it != runs_.end()) r = it->second;
+  }
+  if (!r) {
+    std::optional<proto::RunProgress> stored = stored_progress(run_id);
+    if (!stored) return {grpc::StatusCode::NOT_FOUND, "no run " + std::to_string(run_id)};
+    writer.Write(*stored);
+    return grpc::Status::OK;
+  }
+  int64_t seen = -1;
+  for (;;) {
+    proto::RunProgress m;
+    bool finished = false, changed = false;
+    {
+      std::unique_lock lock(mu_);
+      changed_.wait_for(lock, std::chrono::milliseconds(500),
+                        [&] { return r->version != seen || draining_; });
+      changed = r->version != seen;
+      seen = r->version;
+      m = r->progress;
+      finished = r->finished;
+    }
+    if (context.IsCancelled()) return {grpc::StatusCode::CANCELLED, "the client went away"};
+    if (changed && !writer.Write(m)) return grpc::Status::OK;  // the client went away
+    if (finished) {
+      if (m.state() == "running") {
+        return {grpc::StatusCode::UNAVAILABLE,
+                "the coordinator is shutting down; the run resumes when it starts again"};
+      }
+      return grpc::Status::OK;
+    }
+  }
+}
+
+grpc::Status ClusterRuns::list(proto::ListRunsResponse* response) {
+  std::lock_guard lock(query_mu_);
+  for (const storage::RunRecord& run : query_db_->list_runs())
+    to_summary(run, response->add_runs());
+  return grpc::Status::OK;
+}
+
+grpc::Status ClusterRuns::front(int64_t run_id, proto::GetFrontResponse* response) {
+  std::lock_guard lock(query_mu_);
+  std::optional<storage::RunRecord> run = query_db_->find_run(run_id);
+  if (!run) return {grpc::StatusCode::NOT_FOUND, "no run " + std::to_string(run_id)};
+  std::vector<FrontEntry> front = load_front(*query_db_, run_id);
+  if (front.empty()) {
+    return {grpc::StatusCode::FAILED_PRECONDITION,
+            "run " + std::to_string(run_id) + " is " + run->state +
+                (run->state == "running" ? "; its front is stored when it finishes"
+                                         : " and has no front")};
+  }
+  for (const FrontEntry& e : front) {
+    proto::FrontPoint* p = response->add_points();
+    p->set_schedule_text(e.train.key.schedule);
+    p->set_train_time_ms(e.train.time_ms);
+    p->set_train_error(e.train.error);
+    p->set_train_psnr(e.train.psnr);
+    p->set_train_compile_ms(e.train.compile_ms);
+    p->set_train_evaluation_id(e.train.id);
+    p->set_has_test(e.test.has_value());
+    if (e.test) {
+      p->set_test_time_ms(e.test->time_ms);
+      p->set_test_error(e.test->error);
+      p->set_test_psnr(e.test->psnr);
+      p->set_test_evaluation_id(e.test->id);
+    }
+    p->set_baseline(e.baseline);
+  }
+  to_summary(*run, response->mutable_run());
+  response->set_metric(error_metric_name(*query_db_, run->pipeline_id));
+  return grpc::Status::OK;
+}
+
+grpc::Status ClusterRuns::cancel(int64_t run_id, proto::CancelRunResponse* response) {
+  std::shared_ptr<ActiveRun> r;
+  {
+    std::lock_guard lock(mu_);
+    auto it = runs_.find(run_id);
+    if (it != runs_.end() && !it->second->finished) {
+      r = it->second;
+      r->cancelled = true;
+    }
+  }
+  if (r) {
+    r->stop = true;
+    pool_.cancel_run(r->evaluator->pool_run_id());
+    std::unique_lock lock(mu_);
+    // The session stops within one candidate's await poll; its thread marks the run.
+    changed_.wait_for(lock, std::chrono::seconds(30), [&] { return r->finished; });
+    response->set_state(r->progress.state());
+    return grpc::Status::OK;
+  }
+  std::lock_guard lock(query_mu_);
+  std::optional<storage::RunRecord> run = query_db_->find_run(run_id);
+  if (!run) return {grpc::StatusCode::NOT_FOUND, "no run " + std::to_string(run_id)};
+  if (run->state == "running") {
+    query_db_->set_run_state(run_id, "cancelled");
+    run->state = "cancelled";
+  }
+  response->set_state(run->state);  // done, failed and cancelled runs stay as they are
+  return grpc::Status::OK;
+}
+
+}  // namespace stipple::search

@@ -1,0 +1,510 @@
+// The tuning cluster end to end (issue #6): a real `stipple coordinator` process and real
+// `stipple worker` processes on loopback, driven by the `stipple` command line and the
+// client library, with the coordinator's SQLite file read back to check what was stored.
+// Every test bounds its waits and kills its processes' groups when it ends.
+#include <fcntl.h>
+#include <grpcpp/generic/generic_stub.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <condition_variable>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "client/coordinator_client.h"
+#include "shell.h"
+#include "storage/database.h"
+
+namespace stipple::testing_cli {
+namespace {
+
+using namespace std::chrono_literals;
+
+const std::string kPipeline = source("datasets/pipelines/two_pass_blur.stp");
+const std::string kTrain = source("datasets/fixtures/people-256x192.png");
+const std::string kTest = source("datasets/fixtures/natural-high-64x48.png");
+
+std::string read_file(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+/// Polls `done` every 50 ms until it holds or `timeout` passes; returns whether it held.
+bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto end = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return done();
+}
+
+class ClusterTest : public CommandTest {
+ protected:
+  /// A child process in a process group of its own, its output in files of the test folder.
+  struct Process {
+    pid_t pid = -1;
+    std::string out, err;
+  };
+
+  void TearDown() override {
+    for (Process& p : processes_) stop(p, SIGKILL);
+    CommandTest::TearDown();
+  }
+
+  Process spawn(const std::vector<std::string>& args, const std::string& name) {
+    Process p;
+    p.out = path(name + ".out");
+    p.err = path(name + ".err");
+    p.pid = fork();
+    if (p.pid == 0) {
+      setpgid(0, 0);
+      const int out = open(p.out.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      const int err = open(p.err.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      dup2(out, 1);
+      dup2(err, 2);
+      std::vector<char*> argv;
+      std::string binary = STIPPLE_BINARY;
+      argv.push_back(binary.data());
+      std::vector<std::string> copy = args;
+      for (std::string& a : copy) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    processes_.push_back(p);
+    return p;
+  }
+
+  /// Sends `signal` to the process's group and, for a fatal one, reaps it.
+  static void stop(Process& p, int signal) {
+    if (p.pid <= 0) return;
+    kill(-p.pid, signal);
+    if (signal == SIGKILL || signal == SIGTERM) {
+      int status = 0;
+      const auto end = std::chrono::steady_clock::now() + 20s;
+      while (waitpid(p.pid, &status, WNOHANG) == 0) {
+        if (std::chrono::steady_clock::now() > end) {
+          kill(-p.pid, SIGKILL);
+          waitpid(p.pid, &status, 0);
+          break;
+        }
+        std::this_thread::sleep_for(20ms);
+      }
+      p.pid = -1;
+    }
+  }
+  void kill_process(Process& p, int signal) {
+    for (Process& q : processes_) {
+      if (q.pid == p.pid) stop(q, signal);
+    }
+    p.pid = -1;
+  }
+
+  /// Starts a coordinator on an ephemeral loopback port (or `port`) over the test's
+  /// database, and returns its address once it listens.
+  std::string start_coordinator(const std::vector<std::string>& extra = {}, int port = 0) {
+    std::vector<std::string> args = {"coordinator", "--listen", "127.0.0.1:" + std::to_string(port),
+                                     "--db", db_path()};
+    args.insert(args.end(), extra.begin(), extra.end());
+    coordinator_ = spawn(args, "coordinator" + std::to_string(++coordinators_));
+    std::string address;
+    const bool up = wait_until(
+        [&] {
+          const std::string out = read_file(coordinator_.out);
+          const size_t at = out.find("listening on ");
+          if (at == std::string::npos) return false;
+          address = out.substr(at + 13, out.find('\n', at) - at - 13);
+          return true;
+        },
+        15s);
+    EXPECT_TRUE(up) << read_file(coordinator_.err);
+    return address;
+  }
+
+  Process start_worker(const std::string& address, const std::vector<std::string>& extra = {}) {
+    std::vector<std::string> args = {"worker", "--coordinator", address, "--cache", path("cache")};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return spawn(args, "worker" + std::to_string(++workers_));
+  }
+
+  client::CoordinatorClient client(const std::string& address, const std::string& token = "") {
+    client::ClientOptions o;
+    o.address = address;
+    o.security.token = token;
+    o.call_timeout_s = 20;
+    return client::CoordinatorClient(o);
+  }
+
+  /// `stipple submit` of the two-pass blur on the small photos; returns the run id.
+  int64_t submit(const std::string& address, int64_t budget, const std::string& extra = "") {
+    Result r =
+        stipple("submit " + kPipeline + " --coordinator " + address + " --images " + kTrain +
+                " --test-images " + kTest + " --budget " + std::to_string(budget) + " " + extra);
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    const size_t at = r.output.find("run ");
+    return at == std::string::npos ? 0 : std::stoll(r.output.substr(at + 4));
+  }
+
+  /// Waits until the run's state is not "running"; returns it.
+  std::string wait_for_run(client::CoordinatorClient& c, int64_t run,
+                           std::chrono::milliseconds timeout = 120s) {
+    std::string state = "running";
+    wait_until(
+        [&] {
+          try {
+            state = c.status(run).state();
+          } catch (const client::RpcError&) {
+            // The coordinator may be restarting.
+          }
+          return state != "running";
+        },
+        timeout);
+    return state;
+  }
+
+  /// Freezes worker `index` (registration order) while it holds a lease, so the job in its
+  /// hands cannot be reported: SIGSTOP when it looks busy, then check it still is (it may
+  /// have reported in between; then let it go on and try again).
+  bool freeze_while_busy(client::CoordinatorClient& c, size_t index, Process& p) {
+    return wait_until(
+        [&] {
+          std::vector<proto::WorkerStatus> w = c.workers();
+          if (w.size() <= index || !w[index].busy()) return false;
+          kill(-p.pid, SIGSTOP);
+          w = c.workers();
+          if (w[index].busy()) return true;
+          kill(-p.pid, SIGCONT);
+          return false;
+        },
+        60s);
+  }
+
+  std::string db_path() const { return path("cluster.db"); }
+
+  /// The run's training evaluations as stored: id -> created_at.
+  std::map<int64_t, std::string> train_evaluations(int64_t run, int* failed) {
+    auto db = storage::Database::open(db_path());
+    std::map<int64_t, std::string> out;
+    *failed = 0;
+    for (const storage::RunEvaluation& e : db->run_evaluations(run)) {
+      if (e.evaluation.key.split != "train") continue;
+      out[e.evaluation.id] = e.evaluation.created_at;
+      *failed += !e.evaluation.ok();
+    }
+    return out;
+  }
+  std::map<int64_t, std::string> train_evaluations(int64_t run) {
+    auto db = storage::Database::open(db_path());
+    std::map<int64_t, std::string> out;
+    for (const storage::RunEvaluation& e : db->run_evaluations(run)) {
+      if (e.evaluation.key.split == "train") out[e.evaluation.id] = e.evaluation.created_at;
+    }
+    return out;
+  }
+  /// Rows of the evaluations and measurements tables, read with SQLite itself.
+  int64_t evaluation_rows() {
+    sqlite3* db = nullptr;
+    EXPECT_EQ(sqlite3_open_v2(db_path().c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+    sqlite3_busy_timeout(db, 5000);
+    int64_t n = 0;
+    for (const char* sql :
+         {"SELECT COUNT(*) FROM evaluations", "SELECT COUNT(*) FROM measurements"}) {
+      sqlite3_stmt* stmt = nullptr;
+      if (sqlite3_prepare_v2(db, sql, -1, &stmt, nullptr) == SQLITE_OK &&
+          sqlite3_step(stmt) == SQLITE_ROW) {
+        n += sqlite3_column_int64(stmt, 0);
+      } else {
+        ADD_FAILURE() << sql << ": " << sqlite3_errmsg(db);
+      }
+      sqlite3_finalize(stmt);
+    }
+    sqlite3_close(db);
+    return n;
+  }
+  /// The schedules of the run's front, fastest first.
+  std::vector<std::string> front_schedules(client::CoordinatorClient& c, int64_t run) {
+    std::vector<std::string> out;
+    const proto::GetFrontResponse front = c.front(run);
+    for (const proto::FrontPoint& p : front.points()) out.push_back(p.schedule_text());
+    return out;
+  }
+
+  std::vector<Process> processes_;
+  Process coordinator_;
+  int coordinators_ = 0, workers_ = 0;
+};
+
+// Timings differ between any two runs, so a cluster run and a `tune` run never measure the
+// same numbers. The comparison is therefore made where it is exact: `stipple tune` with the
+// same seed, budget and photos over the cluster's database proposes the same schedules
+// (the strategies are deterministic given what they observe), finds every one of them
+// stored, measures nothing, and stores the same front. A cluster search that proposed
+// anything `tune` would not have would make `tune` measure it.
+TEST_F(ClusterTest, ThreeWorkersFindTheFrontTuneFinds) {
+  const std::string address = start_coordinator();
+  for (int i = 0; i < 3; ++i) start_worker(address);
+  auto c = client(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 3; }, 20s));
+  const int64_t run = submit(address, 24, "--seed 7 --wait");
+  ASSERT_GT(run, 0);
+  ASSERT_EQ(c.status(run).state(), "done");
+  const std::vector<std::string> cluster_front = front_schedules(c, run);
+  ASSERT_GE(cluster_front.size(), 1u);
+  // The jobs were spread over the workers.
+  int workers_with_jobs = 0;
+  for (const proto::WorkerStatus& w : c.workers()) workers_with_jobs += w.jobs_completed() > 0;
+  EXPECT_GE(workers_with_jobs, 2);
+  kill_process(coordinator_, SIGTERM);
+
+  Result tune = stipple("tune " + kPipeline + " --db " + db_path() + " --images " + kTrain +
+                        " --test-images " + kTest + " --budget 24 --seed 7 2>&1");
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  EXPECT_NE(tune.output.find("24/24 evaluations (0 measured"), std::string::npos) << tune.output;
+  auto db = storage::Database::open(db_path());
+  std::vector<storage::RunRecord> runs = db->list_runs();
+  ASSERT_EQ(runs.size(), 2u);
+  const int64_t tune_run = runs.front().id;  // newest first
+  ASSERT_NE(tune_run, run);
+  std::vector<std::string> tune_front;
+  for (const storage::FrontPoint& p : db->front(tune_run))
+    tune_front.push_back(db->evaluation(p.evaluation_id)->key.schedule);
+  std::vector<std::string> cluster_stored;
+  for (const storage::FrontPoint& p : db->front(run))
+    cluster_stored.push_back(db->evaluation(p.evaluation_id)->key.schedule);
+  EXPECT_EQ(tune_front, cluster_stored);
+  // And as users see them: `stipple front` of the tune run (the baseline included) lists
+  // the schedules the coordinator's GetFront gave, in the same order.
+  Result shown =
+      stipple("front " + std::to_string(tune_run) + " --db " + db_path() + " --format json");
+  ASSERT_EQ(shown.exit_code, 0) << shown.output;
+  std::vector<std::string> tune_shown;
+  const nlohmann::json listing = nlohmann::json::parse(shown.output);
+  for (const auto& v : listing.at("variants")) tune_shown.push_back(v.at("schedule"));
+  EXPECT_EQ(tune_shown, cluster_front);
+}
+
+TEST_F(ClusterTest, KilledCoordinatorRestartsAndTheRunResumes) {
+  const std::string address = start_coordinator();
+  const int port = std::stoi(address.substr(address.rfind(':') + 1));
+  start_worker(address);
+  auto c = client(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
+  const int64_t run = submit(address, 30);
+  ASSERT_GT(run, 0);
+  ASSERT_TRUE(wait_until([&] { return c.status(run).evaluations() >= 8; }, 60s));
+  kill_process(coordinator_, SIGKILL);
+  const std::map<int64_t, std::string> committed = train_evaluations(run);
+  ASSERT_GE(committed.size(), 8u);
+  ASSERT_LT(committed.size(), 30u);
+
+  start_coordinator({}, port);  // the worker reconnects to the same address
+  EXPECT_EQ(wait_for_run(c, run), "done") << read_file(coordinator_.err);
+  EXPECT_NE(read_file(coordinator_.err).find("run " + std::to_string(run) + ": resumed"),
+            std::string::npos);
+  const std::map<int64_t, std::string> after = train_evaluations(run);
+  EXPECT_EQ(after.size(), 30u);
+  for (const auto& [id, created] : committed) {
+    ASSERT_TRUE(after.count(id)) << id;
+    EXPECT_EQ(after.at(id), created) << "evaluation " << id << " was measured again";
+  }
+}
+
+TEST_F(ClusterTest, KilledWorkersJobsAreRunElsewhere) {
+  const std::string address = start_coordinator({"--lease", "4", "--heartbeat-timeout", "2"});
+  auto c = client(address);
+  Process doomed = start_worker(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
+  start_worker(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+  const int64_t run = submit(address, 24);
+  ASSERT_TRUE(freeze_while_busy(c, 0, doomed));
+  kill_process(doomed, SIGKILL);  // with a job leased that it never reports
+  EXPECT_EQ(wait_for_run(c, run), "done") << read_file(coordinator_.err);
+  // Nothing is lost: the budget is spent, every evaluation measured and ok.
+  int failed = -1;
+  EXPECT_EQ(train_evaluations(run, &failed).size(), 24u);
+  EXPECT_EQ(failed, 0);
+  // The lease of the killed worker ended and its job went to the other worker.
+  const std::vector<proto::WorkerStatus> w = c.workers();
+  ASSERT_EQ(w.size(), 2u);
+  EXPECT_TRUE(w[0].lost());
+  EXPECT_GT(w[1].jobs_completed(), 0);
+  EXPECT_GE(c.pool_status().jobs_redispatched(), 1);
+  EXPECT_NE(read_file(coordinator_.err).find("went back to the queue"), std::string::npos);
+}
+
+TEST_F(ClusterTest, AWorkerStoppedPastItsLeaseChangesNothingWhenItComesBack) {
+  const std::string address = start_coordinator({"--lease", "3", "--heartbeat-timeout", "2"});
+  auto c = client(address);
+  Process sleeper = start_worker(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
+  start_worker(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+  const int64_t run = submit(address, 20);
+  ASSERT_TRUE(freeze_while_busy(c, 0, sleeper));
+  // Past the lease and the heartbeat timeout its job goes back to the queue, and the other
+  // worker finishes the run.
+  EXPECT_TRUE(wait_until([&] { return c.pool_status().jobs_redispatched() >= 1; }, 15s));
+  EXPECT_EQ(wait_for_run(c, run), "done");
+  const int64_t rows = evaluation_rows();
+  const std::vector<std::string> front = front_schedules(c, run);
+  const size_t lines_before = read_file(sleeper.err).size();
+  // It wakes up and reports the job it held: a duplicate, or a job the coordinator has
+  // forgotten. Either way nothing changes.
+  kill(-sleeper.pid, SIGCONT);
+  EXPECT_TRUE(wait_until(
+      [&] { return read_file(sleeper.err).find("job ", lines_before) != std::string::npos; }, 20s))
+      << read_file(sleeper.err);
+  std::this_thread::sleep_for(1s);
+  EXPECT_EQ(evaluation_rows(), rows);
+  EXPECT_EQ(front_schedules(c, run), front);
+
+  int failed = -1;
+  EXPECT_EQ(train_evaluations(run, &failed).size(), 20u);
+  EXPECT_EQ(failed, 0);
+}
+
+TEST_F(ClusterTest, CallsWithoutTheTokenAreRefusedAndWriteNothing) {
+  write("token", "s3cret-token\n");
+  write("wrong", "not-the-token\n");
+  const std::string address = start_coordinator({"--token-file", path("token")});
+  auto none = client(address);
+  auto wrong = client(address, "not-the-token");
+  for (client::CoordinatorClient* c : {&none, &wrong}) {
+    try {
+      c->runs();
+      ADD_FAILURE() << "a call without the token was served";
+    } catch (const client::RpcError& e) {
+      EXPECT_EQ(e.code(), grpc::StatusCode::UNAUTHENTICATED);
+    }
+  }
+  // The command line: exit 2 (bad input), the reason, and no run in the database.
+  for (const std::string& token : {std::string(), " --token-file " + path("wrong")}) {
+    Result r = stipple("submit " + kPipeline + " --coordinator " + address + " --images " + kTrain +
+                       " --budget 4" + token + " 2>&1");
+    EXPECT_EQ(r.exit_code, 2) << r.output;
+    EXPECT_NE(r.output.find("token"), std::string::npos) << r.output;
+  }
+  // A worker with the wrong token stops with exit 2 instead of retrying forever.
+  Process w = start_worker(address, {"--token-file", path("wrong")});
+  int status = 0;
+  ASSERT_TRUE(wait_until([&] { return waitpid(w.pid, &status, WNOHANG) == w.pid; }, 20s));
+  for (Process& p : processes_) {
+    if (p.pid == w.pid) p.pid = -1;  // reaped
+  }
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 2) << read_file(w.err);
+  auto db = storage::Database::open(db_path());
+  EXPECT_TRUE(db->list_runs().empty());
+  EXPECT_EQ(evaluation_rows(), 0);
+  // With the token everything works.
+  auto right = client(address, "s3cret-token");
+  EXPECT_TRUE(right.runs().empty());
+  Result r = stipple("submit " + kPipeline + " --coordinator " + address + " --images " + kTrain +
+                     " --budget 4 --target x86_64-none-0 --token-file " + path("token"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+}
+
+// A run for a target no registered worker has (here another architecture's key) is never
+// dispatched to the x86 worker; a run for the worker's own target is.
+TEST_F(ClusterTest, AWorkerOfAnotherTargetNeverGetsTheRunsJobs) {
+  const std::string address = start_coordinator();
+  start_worker(address);
+  auto c = client(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
+  const std::string own_target = c.workers()[0].capabilities().target();
+  const int64_t arm_run = submit(address, 8, "--target aarch64-cortex-a76-0badc0de");
+  std::this_thread::sleep_for(3s);
+  proto::RunProgress p = c.status(arm_run);
+  EXPECT_EQ(p.state(), "running");
+  EXPECT_EQ(p.evaluations(), 0);
+  EXPECT_EQ(c.workers()[0].jobs_completed(), 0);
+  const int64_t own_run = submit(address, 6, "--target " + own_target);
+  EXPECT_EQ(wait_for_run(c, own_run, 60s), "done");
+  EXPECT_EQ(c.status(arm_run).evaluations(), 0);
+  EXPECT_EQ(c.cancel(arm_run), "cancelled");
+  EXPECT_EQ(c.status(arm_run).state(), "cancelled");
+}
+
+TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {
+  const std::string address = start_coordinator({"--max-message-mib", "4"});
+  auto c = client(address);
+  // Bytes that are not a SubmitRunRequest, sent through a generic stub.
+  {
+    auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+    grpc::GenericStub generic(channel);
+    const std::string garbage = "\xff\xff\xff\xff\x0f not a protobuf";
+    grpc::Slice slice(garbage);
+    grpc::ByteBuffer request(&slice, 1), response;
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+    std::mutex mu;
+    std::condition_variable cv;
+    bool done = false;
+    grpc::Status status;
+    generic.UnaryCall(&ctx, "/stipple.proto.Coordinator/SubmitRun", grpc::StubOptions(), &request,
+                      &response, [&](grpc::Status s) {
+                        std::lock_guard lock(mu);
+                        status = s;
+                        done = true;
+                        cv.notify_all();
+                      });
+    std::unique_lock lock(mu);
+    ASSERT_TRUE(cv.wait_for(lock, 15s, [&] { return done; }));
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.error_code(), grpc::StatusCode::UNAVAILABLE) << status.error_message();
+  }
+  // A truncated pipeline: INVALID_ARGUMENT with the file:line:col of the error.
+  client::SubmitSpec spec;
+  spec.pipeline_file = kPipeline;
+  spec.train_images = {kTrain};
+  spec.budget = 4;
+  spec.target = "x86_64-none-0";
+  proto::SubmitRunRequest request = client::make_submit_request(spec);
+  const std::string source = request.pipeline_source();
+  request.set_pipeline_source(source.substr(0, source.size() / 2));
+  try {
+    c.submit(request);
+    ADD_FAILURE() << "a truncated pipeline was accepted";
+  } catch (const client::RpcError& e) {
+    EXPECT_EQ(e.code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("two_pass_blur.stp:"), std::string::npos) << e.what();
+  }
+  // A photo whose bytes are not an image.
+  request = client::make_submit_request(spec);
+  request.set_image_contents(0, "not a png");
+  request.mutable_images(0)->clear_sha256();
+  try {
+    c.submit(request);
+    ADD_FAILURE() << "a broken photo was accepted";
+  } catch (const client::RpcError& e) {
+    EXPECT_EQ(e.code(), grpc::StatusCode::INVALID_ARGUMENT) << e.what();
+  }
+  // A request over the message limit.
+  request = client::make_submit_request(spec);
+  request.set_image_contents(0, std::string(6 << 20, 'x'));
+  try {
+    c.submit(request);
+    ADD_FAILURE() << "an oversize request was accepted";
+  } catch (const client::RpcError& e) {
+    EXPECT_EQ(e.code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << e.what();
+  }
+  // The coordinator is still up and stored nothing.
+  EXPECT_TRUE(c.runs().empty());
+  EXPECT_EQ(waitpid(coordinator_.pid, nullptr, WNOHANG), 0);
+  EXPECT_EQ(evaluation_rows(), 0);
+}
+
+}  // namespace
+}  // namespace stipple::testing_cli

@@ -1,0 +1,575 @@
+#include "workers/worker_daemon.h"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <list>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+#include "compiler_core/ir/error.h"
+#include "datasets/benchmark/manifest.h"
+#include "proto/capabilities_codec.h"
+#include "proto/coordinator.grpc.pb.h"
+#include "search/content_hash.h"
+#include "workers/host_capabilities.h"
+
+namespace stipple::workers {
+
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+/// The job cannot be finished for a reason that is not the candidate's (the coordinator
+/// unreachable, the evaluator child cannot start): it is not reported, and goes elsewhere.
+struct Abandon : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// The job's setup cannot be measured here by anyone (a pipeline that does not compile, a
+/// photo the coordinator does not have): reported as status "error" with this reason.
+struct JobError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+/// The coordinator refused our token: retrying cannot help.
+struct Refused : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// CANCELLED too: a coordinator shutting down cancels the calls in flight (this side never
+// cancels its own).
+bool unreachable(const grpc::Status& st) {
+  return st.error_code() == grpc::StatusCode::UNAVAILABLE ||
+         st.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED ||
+         st.error_code() == grpc::StatusCode::CANCELLED;
+}
+
+std::string describe(const grpc::Status& st) {
+  return std::to_string(int(st.error_code())) + " " + st.error_message();
+}
+
+/// Exponential backoff with jitter: each delay is drawn from [d/2, d], d doubling from
+/// `initial` up to `max`, so that workers a coordinator restart disconnected together do
+/// not come back in step.
+class Backoff {
+ public:
+  Backoff(milliseconds initial, milliseconds max)
+      : initial_(std::max(initial, milliseconds(1))),
+        max_(std::max(max, initial_)),
+        current_(initial_),
+        rng_(std::random_device{}()) {}
+  milliseconds next() {
+    std::uniform_real_distribution<double> jitter(0.5, 1.0);
+    const milliseconds d(int64_t(double(current_.count()) * jitter(rng_)));
+    current_ = std::min(current_ * 2, max_);
+    return d;
+  }
+  void reset() { current_ = initial_; }
+
+ private:
+  milliseconds initial_, max_, current_;
+  std::mt19937 rng_;
+};
+
+/// Sleeps `d`, waking early when `stop` is set (a signal handler's flag cannot notify).
+void sleep_unless(const std::atomic<bool>& stop, Clock::duration d) {
+  const Clock::time_point end = Clock::now() + d;
+  while (!stop && Clock::now() < end) {
+    std::this_thread::sleep_for(std::min<Clock::duration>(milliseconds(50), end - Clock::now()));
+  }
+}
+
+std::chrono::system_clock::time_point deadline_in(double seconds) {
+  return std::chrono::system_clock::now() +
+         std::chrono::duration_cast<std::chrono::system_clock::duration>(
+             std::chrono::duration<double>(seconds));
+}
+
+// The worker's side of what the service reads back (coordinator_service.cpp, from_proto).
+proto::JobResult to_message(const std::string& job_id, const EvaluationResult& r) {
+  proto::JobResult m;
+  m.set_job_id(job_id);
+  m.set_status(r.status);
+  m.set_reason(r.reason);
+  m.set_compile_ms(r.compile_ms);
+  for (const ImageMeasurement& i : r.images) {
+    proto::ImageMeasurement* out = m.add_images();
+    out->set_time_ms(i.time_ms);
+    out->set_error(i.error);
+    out->set_psnr(i.psnr);
+  }
+  return m;
+}
+
+bool is_sha256_hex(const std::string& s) {
+  return s.size() == 64 && std::all_of(s.begin(), s.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+/// Writes `bytes` to `path` through a temporary file of this process and thread, renamed
+/// into place: a reader never sees half a photo, and workers sharing the cache never write
+/// the same temporary file (dataset::write_text_file's fixed ".tmp" name would collide).
+void write_file_atomically(const fs::path& path, const std::string& bytes) {
+  const fs::path temp = path.parent_path() /
+                        ("." + path.filename().string() + ".tmp." + std::to_string(getpid()) + "." +
+                         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())));
+  {
+    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
+    out.write(bytes.data(), std::streamsize(bytes.size()));
+    out.flush();
+    if (!out) {
+      std::error_code ignored;
+      fs::remove(temp, ignored);
+      throw Abandon("cannot write " + temp.string());
+    }
+  }
+  std::error_code ec;
+  fs::rename(temp, path, ec);
+  if (ec) throw Abandon("cannot rename " + temp.string() + ": " + ec.message());
+}
+
+}  // namespace
+
+// One run() of the daemon: the channel, the worker id and what was fetched.
+class WorkerDaemon::Session {
+ public:
+  Session(const WorkerDaemonOptions& options, const std::atomic<bool>& stop,
+          std::atomic<int64_t>& reported)
+      : o_(options),
+        stop_(stop),
+        reported_(reported),
+        backoff_(options.backoff_initial, options.backoff_max),
+        abandon_backoff_(options.backoff_initial, options.backoff_max) {}
+
+  ~Session() {
+    {
+      std::lock_guard lock(mu_);
+      quit_ = true;
+    }
+    cv_.notify_all();
+    if (heartbeat_.joinable()) heartbeat_.join();
+  }
+
+  int run() {
+    caps_ = o_.capabilities.target.empty() ? detect_host_capabilities() : o_.capabilities;
+    images_ = fs::path(o_.cache_dir) / "images";
+    std::error_code ec;
+    fs::create_directories(images_, ec);
+    if (ec)
+      throw UserError("cannot create the cache folder " + images_.string() + ": " + ec.message());
+
+    grpc::ChannelArguments args;
+    args.SetMaxReceiveMessageSize(o_.max_message_bytes);
+    args.SetMaxSendMessageSize(o_.max_message_bytes);
+    // gRPC's own reconnect attempts no slower than our backoff: a coordinator that comes
+    // back is found within backoff_max, not gRPC's default two minutes.
+    const int initial_ms = int(o_.backoff_initial.count()), max_ms = int(o_.backoff_max.count());
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, initial_ms);
+    args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, initial_ms);
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
+    stub_ = proto::Coordinator::NewStub(
+        grpc::CreateCustomChannel(o_.coordinator, rpc::channel_credentials(o_.security), args));
+    heartbeat_ = std::thread([this] { heartbeat_loop(); });
+
+    try {
+      while (!stop_) {
+        if (current_worker().empty()) {
+          if (!register_worker()) return kWorkerBadInput;
+          continue;
+        }
+        std::optional<proto::Job> job = lease();
+        if (job) handle(*job);
+      }
+    } catch (const Refused& e) {
+      spdlog::error("{}", e.what());
+      return kWorkerBadInput;
+    }
+    spdlog::info("worker stopped");
+    return kWorkerStopped;
+  }
+
+ private:
+  enum class Link { Unknown, Up, Down };
+
+  const WorkerDaemonOptions& o_;
+  const std::atomic<bool>& stop_;
+  std::atomic<int64_t>& reported_;
+  WorkerCapabilities caps_;
+  fs::path images_;
+  std::unique_ptr<proto::Coordinator::Stub> stub_;
+  Backoff backoff_;
+  // Apart from backoff_ (reset by any answer): a worker that keeps abandoning jobs with
+  // the coordinator up must still slow down. Reset by a reported job.
+  Backoff abandon_backoff_;
+  Link link_ = Link::Unknown;  // the main thread's view, for one log line per change
+
+  // Shared with the heartbeat thread.
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool quit_ = false;
+  std::string worker_id_;  // empty: register (again)
+  double heartbeat_seconds_ = 10;
+  std::thread heartbeat_;
+
+  std::map<std::string, proto::EvaluationSetup> setups_;  // by setup id
+  std::map<std::string, std::string> bad_setups_;         // why each cannot be measured
+  std::list<std::pair<std::string, std::unique_ptr<LocalEvaluator>>> evaluators_;  // MRU first
+  bool warned_target_ = false;
+
+  std::string current_worker() {
+    std::lock_guard lock(mu_);
+    return worker_id_;
+  }
+  /// Forgets the worker id: the next turn registers again (and the old id, no longer
+  /// heartbeating, loses its leases on the coordinator).
+  void forget_worker(const std::string& id) {
+    std::lock_guard lock(mu_);
+    if (worker_id_ == id) worker_id_.clear();
+  }
+
+  std::unique_ptr<grpc::ClientContext> context(double seconds) {
+    auto ctx = std::make_unique<grpc::ClientContext>();
+    ctx->set_deadline(deadline_in(seconds));
+    rpc::authorize(*ctx, o_.security.token);
+    return ctx;
+  }
+
+  void note_up() {
+    if (link_ == Link::Down) spdlog::info("coordinator {} is reachable again", o_.coordinator);
+    link_ = Link::Up;
+    backoff_.reset();
+  }
+  /// Logs the first failure of a streak.
+  void note_down(const grpc::Status& st) {
+    if (link_ != Link::Down) {
+      spdlog::warn("coordinator {} unreachable ({}); retrying with backoff up to {:.1f} s",
+                   o_.coordinator, describe(st),
+                   std::chrono::duration<double>(o_.backoff_max).count());
+    }
+    link_ = Link::Down;
+  }
+  /// Logs as note_down, then waits the next backoff delay (less when stopping).
+  void note_down_and_wait(const grpc::Status& st) {
+    note_down(st);
+    sleep_unless(stop_, backoff_.next());
+  }
+  void check_refused(const grpc::Status& st) {
+    if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      throw Refused("the coordinator " + o_.coordinator +
+                    " refused this worker's token: " + st.error_message() +
+                    " (give the coordinator's token with --token-file or STIPPLE_TOKEN)");
+    }
+  }
+
+  /// False when the coordinator rejects us for good (bad token or capabilities).
+  bool register_worker() {
+    proto::RegisterWorkerRequest req;
+    *req.mutable_capabilities() = stipple::to_proto(caps_);
+    proto::RegisterWorkerResponse resp;
+    const grpc::Status st = stub_->RegisterWorker(context(o_.call_seconds).get(), req, &resp);
+    if (st.ok()) {
+      note_up();
+      {
+        std::lock_guard lock(mu_);
+        worker_id_ = resp.worker_id();
+        if (resp.heartbeat_seconds() > 0) heartbeat_seconds_ = resp.heartbeat_seconds();
+      }
+      spdlog::info("registered with {} as {} (target {}, {} cores)", o_.coordinator,
+                   resp.worker_id(), caps_.target, caps_.cores);
+      return true;
+    }
+    check_refused(st);
+    if (st.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
+      spdlog::error("the coordinator {} rejected this host's capabilities: {}", o_.coordinator,
+                    st.error_message());
+      return false;
+    }
+    if (!unreachable(st)) spdlog::warn("registering failed: {}", describe(st));
+    note_down_and_wait(st);
+    return true;
+  }
+
+  std::optional<proto::Job> lease() {
+    const std::string id = current_worker();
+    proto::LeaseJobsRequest req;
+    req.set_worker_id(id);
+    req.set_max_jobs(1);
+    req.set_wait_seconds(o_.lease_wait_seconds);
+    proto::LeaseJobsResponse resp;
+    // Not cancelled on stop: the coordinator may already have leased a job to the call,
+    // and would wait for this worker to be lost before giving it to another. Stopping
+    // waits out the poll (at most lease_wait_seconds) and measures what it brings.
+    const grpc::Status st =
+        stub_->LeaseJobs(context(o_.lease_wait_seconds + o_.call_seconds).get(), req, &resp);
+    if (st.ok()) {
+      note_up();
+      if (resp.jobs_size() == 0) return std::nullopt;
+      // max_jobs is 1; were there more, the others' leases expire and go elsewhere.
+      return resp.jobs(0);
+    }
+    check_refused(st);
+    if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
+      spdlog::info("the coordinator does not know worker {} (it restarted?): registering again",
+                   id);
+      forget_worker(id);
+      return std::nullopt;
+    }
+    if (!unreachable(st)) spdlog::warn("leasing failed: {}", describe(st));
+    note_down_and_wait(st);
+    return std::nullopt;
+  }
+
+  /// Calls `call` until it answers something other than unreachable; gives up (Abandon)
+  /// when stopped or past `give_up`: by then the job has gone to another worker.
+  template <typename Call>
+  grpc::Status call_retrying(const std::string& what, Clock::time_point give_up, Call&& call) {
+    for (;;) {
+      const grpc::Status st = call();
+      if (st.ok()) note_up();
+      if (!unreachable(st)) return st;
+      if (stop_ || Clock::now() >= give_up) throw Abandon(what + ": " + describe(st));
+      note_down_and_wait(st);
+    }
+  }
+
+  const proto::EvaluationSetup& setup(const std::string& setup_id, Clock::time_point give_up) {
+    if (auto it = setups_.find(setup_id); it != setups_.end()) return it->second;
+    proto::GetSetupRequest req;
+    req.set_setup_id(setup_id);
+    proto::EvaluationSetup resp;
+    const grpc::Status st = call_retrying("fetching setup " + setup_id, give_up, [&] {
+      return stub_->GetSetup(context(o_.call_seconds).get(), req, &resp);
+    });
+    check_refused(st);
+    if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
+      throw JobError("the coordinator has no setup " + setup_id);
+    }
+    if (!st.ok()) throw Abandon("fetching setup " + setup_id + ": " + describe(st));
+    return setups_.emplace(setup_id, std::move(resp)).first->second;
+  }
+
+  /// The photo's path in the cache, fetched when missing or not matching its hash.
+  std::string photo(const proto::ImageRef& ref, Clock::time_point give_up) {
+    // The hash becomes a file name: only a hash may, never a path.
+    if (!is_sha256_hex(ref.sha256())) {
+      throw JobError("photo " + ref.name() + " has no valid SHA-256 ('" + ref.sha256() + "')");
+    }
+    const fs::path path = images_ / ref.sha256();
+    std::error_code ec;
+    if (fs::exists(path, ec)) {
+      std::string bytes;
+      try {
+        bytes = dataset::read_text_file(path.string());
+      } catch (const UserError&) {
+      }
+      if (search::sha256_hex(bytes) == ref.sha256()) return path.string();
+      spdlog::warn("cached photo {} does not match its hash: fetching it again", path.string());
+      fs::remove(path, ec);
+    }
+    proto::GetImageRequest req;
+    req.set_sha256(ref.sha256());
+    proto::GetImageResponse resp;
+    const grpc::Status st = call_retrying("fetching photo " + ref.name(), give_up, [&] {
+      return stub_->GetImage(context(o_.image_call_seconds).get(), req, &resp);
+    });
+    check_refused(st);
+    if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
+      throw JobError("the coordinator has no photo " + ref.name() + " (" + ref.sha256() + ")");
+    }
+    if (!st.ok()) throw Abandon("fetching photo " + ref.name() + ": " + describe(st));
+    if (search::sha256_hex(resp.content()) != ref.sha256()) {
+      throw Abandon("photo " + ref.name() + " arrived with another SHA-256 than its own");
+    }
+    write_file_atomically(path, resp.content());
+    spdlog::debug("cached photo {} as {}", ref.name(), path.string());
+    return path.string();
+  }
+
+  /// The evaluator of the job's setup: kept, or started on the setup with cached photos.
+  LocalEvaluator& evaluator(const proto::Job& job, Clock::time_point give_up) {
+    const std::string& id = job.setup_id();
+    for (auto it = evaluators_.begin(); it != evaluators_.end(); ++it) {
+      if (it->first != id) continue;
+      evaluators_.splice(evaluators_.begin(), evaluators_, it);
+      return *evaluators_.front().second;
+    }
+    if (auto bad = bad_setups_.find(id); bad != bad_setups_.end()) throw JobError(bad->second);
+    const proto::EvaluationSetup& m = setup(id, give_up);
+    EvaluationSetup local;
+    local.pipeline_source = m.pipeline_source();
+    local.pipeline_file = m.pipeline_file();
+    for (const auto& [name, value] : m.params()) local.params[name] = value;
+    for (const proto::ImageRef& ref : m.images()) {
+      local.images[ref.split()].push_back(photo(ref, give_up));
+    }
+    if (m.runs() > 0) local.runs = m.runs();
+    local.threads = m.threads();
+    // At most max_evaluators children: each holds its setup's photos and references.
+    while (!evaluators_.empty() && int(evaluators_.size()) >= std::max(1, o_.max_evaluators)) {
+      evaluators_.pop_back();
+    }
+    std::unique_ptr<LocalEvaluator> ev;
+    try {
+      ev = std::make_unique<LocalEvaluator>(local, o_.evaluator);
+    } catch (const UserError& e) {
+      // Bad on every host: each of its jobs is reported failed, none goes round forever.
+      bad_setups_[id] = std::string("the setup cannot be measured: ") + e.what();
+      throw JobError(bad_setups_[id]);
+    } catch (const std::exception& e) {
+      throw Abandon(std::string("cannot start the evaluator: ") + e.what());
+    }
+    if (ev->target() != caps_.target && !warned_target_) {
+      warned_target_ = true;
+      spdlog::error("the evaluator measures for target {} but this worker registered as {}",
+                    ev->target(), caps_.target);
+    }
+    evaluators_.emplace_front(id, std::move(ev));
+    return *evaluators_.front().second;
+  }
+
+  /// Measures the job: the one schedule in the evaluator's child, compile and timed runs
+  /// together, one job at a time per worker (DESIGN.md: one benchmark at a time per host).
+  EvaluationResult measure(const proto::Job& job) {
+    const double lease_s = job.lease_seconds() > 0 ? job.lease_seconds() : 60;
+    const Clock::time_point give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                         std::chrono::duration<double>(lease_s));
+    try {
+      LocalEvaluator& ev = evaluator(job, give_up);
+      std::vector<EvaluationResult> r;
+      try {
+        // The text is the storage key and prints from job.schedule(): the child parses it.
+        r = ev.evaluate({job.schedule_text()}, job.split(), job.give_up_ms());
+      } catch (const std::exception& e) {
+        // The evaluator itself cannot go on (not the candidate: that is a failed result).
+        evaluators_.remove_if([&](const auto& entry) { return entry.first == job.setup_id(); });
+        throw Abandon(std::string("the evaluator failed: ") + e.what());
+      }
+      if (r.size() != 1) throw Abandon("the evaluator returned no result");
+      return r[0];
+    } catch (const JobError& e) {
+      EvaluationResult failed;
+      failed.status = "error";
+      failed.reason = e.what();
+      return failed;
+    }
+  }
+
+  void handle(const proto::Job& job) {
+    const Clock::time_point start = Clock::now();
+    const std::string worker = current_worker();
+    EvaluationResult result;
+    try {
+      result = measure(job);
+    } catch (const Abandon& e) {
+      spdlog::warn("job {} abandoned: {}; registering again so that it goes elsewhere",
+                   job.job_id(), e.what());
+      forget_worker(worker);
+      sleep_unless(stop_, abandon_backoff_.next());
+      return;
+    }
+    abandon_backoff_.reset();
+    report(worker, job, result);
+    const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (result.ok()) {
+      spdlog::info("job {}: ok, {:.3f} ms, error {:.4g} ({:.1f} s)", job.job_id(), result.time_ms,
+                   result.error, seconds);
+    } else {
+      spdlog::info("job {}: {} ({}) ({:.1f} s)", job.job_id(), result.status, result.reason,
+                   seconds);
+    }
+  }
+
+  /// Reports until the coordinator answers: reports are idempotent by job id, so a retry
+  /// after a lost answer changes nothing. When stopping, gives up after the job's lease.
+  void report(const std::string& worker, const proto::Job& job, const EvaluationResult& result) {
+    proto::ReportResultsRequest req;
+    req.set_worker_id(worker);
+    *req.add_results() = to_message(job.job_id(), result);
+    const double lease_s = job.lease_seconds() > 0 ? job.lease_seconds() : 60;
+    const Clock::time_point stop_by = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                                         std::chrono::duration<double>(lease_s));
+    for (;;) {
+      proto::ReportResultsResponse resp;
+      const grpc::Status st = stub_->ReportResults(context(o_.call_seconds).get(), req, &resp);
+      if (st.ok()) {
+        note_up();
+        ++reported_;
+        if (resp.unknown() > 0) {
+          spdlog::info("job {}: the coordinator no longer expects this result", job.job_id());
+        }
+        return;
+      }
+      check_refused(st);
+      if (!unreachable(st)) {
+        spdlog::error("job {}: the coordinator refused the result: {}", job.job_id(), describe(st));
+        return;
+      }
+      if (stop_ && Clock::now() >= stop_by) {
+        spdlog::warn("job {}: stopping without reporting: {}", job.job_id(), describe(st));
+        return;
+      }
+      note_down(st);
+      // Stopping still reports the job in hand: the backoff is not cut short then.
+      Clock::duration wait = backoff_.next();
+      if (stop_) wait = std::clamp<Clock::duration>(stop_by - Clock::now(), {}, wait);
+      std::this_thread::sleep_for(wait);
+    }
+  }
+
+  // Heartbeats at the coordinator's interval while registered.
+  void heartbeat_loop() {
+    std::unique_lock lock(mu_);
+    Clock::time_point next = Clock::now();
+    std::string last_id;
+    while (!quit_) {
+      cv_.wait_for(lock, milliseconds(100));  // polls for a new registration; notified to quit
+      if (quit_) break;
+      if (worker_id_ != last_id) {  // registered anew: renew from now on
+        last_id = worker_id_;
+        next = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                  std::chrono::duration<double>(heartbeat_seconds_));
+      }
+      if (worker_id_.empty() || Clock::now() < next) continue;
+      const std::string id = worker_id_;
+      const double interval = heartbeat_seconds_;
+      lock.unlock();
+      proto::HeartbeatRequest req;
+      req.set_worker_id(id);
+      proto::HeartbeatResponse resp;
+      const grpc::Status st = stub_->Heartbeat(
+          context(std::min(o_.call_seconds, std::max(1.0, interval))).get(), req, &resp);
+      lock.lock();
+      next = Clock::now() +
+             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval));
+      const bool forgotten =
+          (st.ok() && !resp.known()) || st.error_code() == grpc::StatusCode::NOT_FOUND;
+      if (forgotten && worker_id_ == id) {
+        spdlog::info("the coordinator does not know worker {} (it restarted?): registering again",
+                     id);
+        worker_id_.clear();
+        last_id.clear();
+      }
+      // A missed heartbeat is made up by the next; the main loop logs the coordinator's state.
+    }
+  }
+};
+
+WorkerDaemon::WorkerDaemon(WorkerDaemonOptions options) : options_(std::move(options)) {}
+WorkerDaemon::~WorkerDaemon() = default;
+
+int WorkerDaemon::run(const std::atomic<bool>& stop) {
+  Session session(options_, stop, jobs_reported_);
+  return session.run();
+}
+
+}  // namespace stipple::workers

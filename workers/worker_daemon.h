@@ -1,0 +1,78 @@
+// WorkerDaemon: the worker side of the tuning cluster (`stipple worker`, DESIGN.md "Cluster
+// principles"). It registers this host's capabilities with the coordinator, leases one job
+// at a time, measures it with a LocalEvaluator and reports the result:
+//
+//   register ──> lease (long poll) ──> setup (once per setup id) ──> photos (cache) ──>
+//      ^          |    ^                LocalEvaluator (at most 2, by setup) ──> report
+//      |          |    └───────────────────────────────────────────────────────────┘
+//      └──────────┘ NOT_FOUND "unknown worker": the coordinator restarted and forgot us
+//
+// - One job at a time per worker process: the job's compile and its timed runs happen in
+//   the one evaluator child (DESIGN.md: one benchmark at a time per host). A candidate
+//   that crashes or hangs is a failed result from LocalEvaluator, reported like any other.
+// - A heartbeat thread renews the worker's leases at the interval the coordinator asked
+//   for, so a long measurement keeps its lease.
+// - Photos are cached under CACHE/images/<sha256>, written to a temporary file and
+//   renamed, and checked against their hash when fetched and when read back.
+// - The coordinator unreachable (UNAVAILABLE, DEADLINE_EXCEEDED): retry with exponential
+//   backoff and jitter, one log line per change of state, never exit. A job that cannot
+//   be finished for reasons not the candidate's (its setup or photos unreachable, the
+//   evaluator child cannot start) is abandoned: the worker registers anew so that the
+//   old id stops renewing that lease, and the coordinator re-dispatches the job.
+// - Every call has a deadline; reports are retried (idempotent by job id).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+
+#include "proto/rpc_security.h"
+#include "workers/local_evaluator.h"
+#include "workers/worker_capabilities.h"
+
+namespace stipple::workers {
+
+struct WorkerDaemonOptions {
+  std::string coordinator;          // "HOST:PORT"
+  rpc::SecurityOptions security;    // token and TLS files of the channel
+  std::string cache_dir;            // photos under CACHE/images/<sha256>
+  LocalEvaluatorOptions evaluator;  // the child, its per-candidate deadline and limits
+  /// What to register; an empty target: detect_host_capabilities() at run().
+  WorkerCapabilities capabilities;
+  int max_message_bytes = 64 << 20;  // as the coordinator's server (a photo per message)
+  std::chrono::milliseconds backoff_initial{200}, backoff_max{std::chrono::seconds(10)};
+  double lease_wait_seconds = 10;   // the long poll; its call deadline adds call_seconds
+  double call_seconds = 10;         // deadline of register, heartbeat, report, setup
+  double image_call_seconds = 120;  // deadline of one photo's download
+  int max_evaluators = 2;           // LocalEvaluators kept, least recently used dropped
+};
+
+/// Exit codes of run(), as the command line's (client/commands.h).
+inline constexpr int kWorkerStopped = 0;
+inline constexpr int kWorkerBadInput = 2;  // the coordinator refused our token or capabilities
+
+class WorkerDaemon {
+ public:
+  explicit WorkerDaemon(WorkerDaemonOptions options);
+  ~WorkerDaemon();
+  WorkerDaemon(const WorkerDaemon&) = delete;
+  WorkerDaemon& operator=(const WorkerDaemon&) = delete;
+
+  /// Runs until `stop` is set (it may be set from a signal handler; it is polled): then
+  /// leases nothing more, finishes and reports the job in hand (a long poll in flight is
+  /// waited out, up to lease_wait_seconds, and its job measured), and returns 0. Returns 2
+  /// when the coordinator answers UNAUTHENTICATED (a bad token) or rejects the
+  /// capabilities. Never returns because the coordinator is unreachable.
+  int run(const std::atomic<bool>& stop);
+
+  /// Jobs reported so far (accepted or not): for tests and the log.
+  int64_t jobs_reported() const { return jobs_reported_; }
+
+ private:
+  class Session;
+  WorkerDaemonOptions options_;
+  std::atomic<int64_t> jobs_reported_{0};
+};
+
+}  // namespace stipple::workers
