@@ -248,6 +248,14 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
     job->set_give_up_ms(pj.give_up_ms);
     job->set_lease_seconds(lease_seconds);
   }
+  // A long poll the worker gave up on (its deadline passed, it went away) cannot deliver
+  // its jobs: give them back now rather than when their leases run out.
+  if (context->IsCancelled() && response->jobs_size() > 0) {
+    std::vector<std::string> ids;
+    for (const proto::Job& job : response->jobs()) ids.push_back(job.job_id());
+    pool_.give_back(request->worker_id(), ids);
+    return {grpc::StatusCode::CANCELLED, "the call was cancelled; its jobs went back"};
+  }
   return grpc::Status::OK;
 }
 

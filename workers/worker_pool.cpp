@@ -180,6 +180,16 @@ ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string
 
 // ---- runs ----
 
+int WorkerPool::give_back(const std::string& worker_id, const std::vector<std::string>& job_ids) {
+  std::lock_guard lock(mu_);
+  std::vector<Job*> back;
+  for (const std::string& id : job_ids) {
+    Job* job = find_job(id);
+    if (job && job->state == JobState::Leased && job->holder == worker_id) back.push_back(job);
+  }
+  return requeue(std::move(back));
+}
+
 int WorkerPool::submit(const std::string& run_id, const std::vector<PoolJob>& jobs) {
   std::lock_guard lock(mu_);
   Run& run = runs_[run_id];

@@ -153,6 +153,11 @@ class WorkerPool {
   /// blocks up to `wait` until at least one is available (a long poll).
   LeaseReply lease(const std::string& worker_id, int max_jobs,
                    std::chrono::steady_clock::duration wait = {});
+  /// Ends the worker's leases of `job_ids` at once, their jobs back at the front of their
+  /// queues: for jobs leased to a call that could not deliver them (the worker's long
+  /// poll was cancelled), which would otherwise wait for the lease to run out. Jobs the
+  /// worker does not hold are left alone. Returns how many went back.
+  int give_back(const std::string& worker_id, const std::vector<std::string>& job_ids);
   /// Stores the job's first result, recording which worker measured it. A late result of
   /// an expired lease is accepted if the job has no result yet (the job is taken out of
   /// the queue, or the other worker's copy becomes a duplicate).

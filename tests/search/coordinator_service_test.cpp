@@ -304,6 +304,39 @@ TEST_F(CoordinatorServiceTest, StableJobIdsAndSameSetupSameId) {
   other_pool.shut_down();
 }
 
+// A worker whose long poll gave up (its deadline passed) before a job came: the job the
+// poll then takes cannot reach it, so it goes back to the queue at once, not when its lease
+// runs out (20 s here).
+TEST_F(CoordinatorServiceTest, AJobLeasedToACancelledPollGoesBackAtOnce) {
+  const std::string gone = register_worker("hostA", kTarget);
+  proto::LeaseJobsRequest req;
+  req.set_worker_id(gone);
+  req.set_max_jobs(1);
+  req.set_wait_seconds(1.5);
+  grpc::ClientContext short_call;
+  short_call.set_deadline(std::chrono::system_clock::now() + 300ms);
+  rpc::authorize(short_call, kToken);
+  proto::LeaseJobsResponse resp;
+  EXPECT_EQ(stub_->LeaseJobs(&short_call, req, &resp).error_code(),
+            grpc::StatusCode::DEADLINE_EXCEEDED);
+  // The server is still blocked in that poll; the job comes while it waits.
+  RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
+  auto pending =
+      std::async(std::launch::async, [&] { return evaluator.evaluate({""}, "test", 0); });
+  ShutDownOnExit guard{*pool_};
+  for (int i = 0; i < 500 && pool_->snapshot().counters.redispatched == 0; ++i)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_EQ(pool_->snapshot().counters.redispatched, 1);
+  const std::string other = register_worker("hostB", kTarget);
+  std::vector<proto::Job> jobs = lease(other, 1);
+  ASSERT_EQ(jobs.size(), 1u);
+  proto::ReportResultsResponse rr;
+  ASSERT_TRUE(report(other, {ok_result(jobs[0].job_id(), 1, 3.0)}, &rr).ok());
+  EXPECT_EQ(rr.accepted(), 1);
+  ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
+  EXPECT_EQ(pending.get().at(0).images.at(0).time_ms, 3.0);
+}
+
 TEST_F(CoordinatorServiceTest, WorkerOfAnotherTargetGetsNoJob) {
   RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
   auto pending =

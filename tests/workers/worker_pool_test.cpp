@@ -169,6 +169,25 @@ TEST(WorkerPool, AnExpiredLeaseIsRedispatchedToAnotherWorkerAndCounted) {
   EXPECT_EQ(pool.snapshot().counters.redispatched, 2);
 }
 
+TEST(WorkerPool, GivenBackJobsAreQueuedAgainAtOnce) {
+  FakeClock clock;
+  WorkerPool pool(options(10s, 60s), clock.fn());
+  std::string w1 = pool.register_worker(caps("h1", kX86));
+  std::string w2 = pool.register_worker(caps("h2", kX86));
+  pool.submit("r", jobs("j", 3));
+  ASSERT_EQ(ids(pool.lease(w1, 2)), (std::vector<std::string>{"j0", "j1"}));
+  ASSERT_EQ(ids(pool.lease(w2, 1)), (std::vector<std::string>{"j2"}));
+  // Only the giver's leases end: j2 is w2's and "nope" does not exist.
+  EXPECT_EQ(pool.give_back(w1, {"j1", "j2", "nope"}), 1);
+  EXPECT_EQ(ids(pool.lease(w2, 3)), (std::vector<std::string>{"j1"}));  // no clock moved
+  EXPECT_EQ(pool.give_back(w1, {"j1"}), 0);                             // w2 holds it now
+  PoolSnapshot s = pool.snapshot();
+  EXPECT_EQ(info(s, w1).leases, 1);
+  EXPECT_EQ(info(s, w2).leases, 2);
+  EXPECT_EQ(s.counters.redispatched, 1);
+  EXPECT_EQ(pool.report(w2, "j1", result(1)), ReportOutcome::Accepted);
+}
+
 TEST(WorkerPool, AHeartbeatRenewsTheWorkersLeases) {
   FakeClock clock;
   WorkerPool pool(options(10s, 60s), clock.fn());
