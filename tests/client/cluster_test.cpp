@@ -13,6 +13,7 @@
 #include <condition_variable>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -500,10 +501,65 @@ TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {
   } catch (const client::RpcError& e) {
     EXPECT_EQ(e.code(), grpc::StatusCode::RESOURCE_EXHAUSTED) << e.what();
   }
-  // The coordinator is still up and stored nothing.
+  // The coordinator is still up, says so on grpc.health.v1, and stored nothing.
+  {
+    auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+    grpc::GenericStub generic(channel);
+    grpc::ByteBuffer request, response;  // HealthCheckRequest{service: ""}: no bytes
+    grpc::Slice empty("");
+    request = grpc::ByteBuffer(&empty, 1);
+    grpc::ClientContext ctx;
+    ctx.set_deadline(std::chrono::system_clock::now() + 10s);
+    std::promise<grpc::Status> done;
+    generic.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request,
+                      &response, [&](grpc::Status s) { done.set_value(s); });
+    const grpc::Status st = done.get_future().get();
+    ASSERT_TRUE(st.ok()) << st.error_message();
+    std::vector<grpc::Slice> slices;
+    ASSERT_TRUE(response.Dump(&slices).ok());
+    std::string bytes;
+    for (const grpc::Slice& sl : slices)
+      bytes.append(reinterpret_cast<const char*>(sl.begin()), sl.size());
+    EXPECT_EQ(bytes, std::string("\x08\x01", 2));  // HealthCheckResponse{status: SERVING}
+  }
   EXPECT_TRUE(c.runs().empty());
   EXPECT_EQ(waitpid(coordinator_.pid, nullptr, WNOHANG), 0);
   EXPECT_EQ(evaluation_rows(), 0);
+}
+
+// Mutual TLS and a token on every hop: the worker and the client present certificates the
+// coordinator's CA signed; a client that speaks plaintext does not get through.
+TEST_F(ClusterTest, ARunOverMutualTls) {
+  make_ca();
+  make_certificate("coordinator");
+  make_certificate("worker");
+  make_certificate("client");
+  write("token", "tls-token\n");
+  const std::string address =
+      start_coordinator({"--token-file", path("token"), "--tls-cert", path("coordinator.pem"),
+                         "--tls-key", path("coordinator.key"), "--tls-ca", path("ca.pem")});
+  start_worker(address, {"--token-file", path("token"), "--tls-ca", path("ca.pem"), "--tls-cert",
+                         path("worker.pem"), "--tls-key", path("worker.key")});
+  const std::string tls = " --token-file " + path("token") + " --tls-ca " + path("ca.pem") +
+                          " --tls-cert " + path("client.pem") + " --tls-key " + path("client.key");
+  ASSERT_TRUE(wait_until(
+      [&] {
+        return stipple("workers --coordinator " + address + tls).output.find(" idle ") !=
+               std::string::npos;
+      },
+      20s));
+  const int64_t run = submit(address, 6, "--wait" + tls);
+  ASSERT_GT(run, 0);
+  Result front = stipple("front " + std::to_string(run) + " --coordinator " + address + tls);
+  EXPECT_EQ(front.exit_code, 0) << front.output;
+  EXPECT_NE(front.output.find("[baseline]"), std::string::npos) << front.output;
+  // Plaintext, or TLS without a client certificate: refused before any call is served.
+  Result plain = stipple("status --coordinator " + address + " --token-file " + path("token") +
+                         " --timeout 5 2>&1");
+  EXPECT_EQ(plain.exit_code, 1) << plain.output;
+  Result no_cert = stipple("status --coordinator " + address + " --token-file " + path("token") +
+                           " --tls-ca " + path("ca.pem") + " --timeout 5 2>&1");
+  EXPECT_EQ(no_cert.exit_code, 1) << no_cert.output;
 }
 
 }  // namespace

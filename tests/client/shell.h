@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -63,6 +64,25 @@ class CommandTest : public ::testing::Test {
   std::string write(const std::string& name, const std::string& text) const {
     std::ofstream(path(name)) << text;
     return path(name);
+  }
+  /// A throwaway CA in the folder (ca.pem, ca.key), made by the openssl command.
+  void make_ca() {
+    run_quietly(
+        "openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=stipple-test-ca "
+        "-keyout " +
+        path("ca.key") + " -out " + path("ca.pem"));
+  }
+  /// NAME.pem and NAME.key signed by the CA, valid for localhost and 127.0.0.1.
+  void make_certificate(const std::string& name) {
+    write(name + ".ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+    run_quietly("openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout " +
+                path(name + ".key") + " -out " + path(name + ".csr"));
+    run_quietly("openssl x509 -req -days 1 -CAcreateserial -in " + path(name + ".csr") + " -CA " +
+                path("ca.pem") + " -CAkey " + path("ca.key") + " -extfile " + path(name + ".ext") +
+                " -out " + path(name + ".pem"));
+  }
+  static void run_quietly(const std::string& command) {
+    ASSERT_EQ(std::system((command + " > /dev/null 2>&1").c_str()), 0) << command;
   }
   std::filesystem::path dir_;
 };

@@ -65,26 +65,8 @@ grpc::Status heartbeat(const std::string& address, const SecurityOptions& client
   return stub->Heartbeat(&context, request, response ? response : &ignored);
 }
 
-// A folder of its own per test (the command-line tests' fixture), plus certificates.
-class RpcSecurity : public stipple::testing_cli::CommandTest {
- protected:
-  // A CA, and a certificate it signs for `name` (valid for localhost and 127.0.0.1).
-  void make_ca() {
-    run("openssl req -x509 -newkey rsa:2048 -nodes -days 1 -subj /CN=stipple-test-ca -keyout " +
-        path("ca.key") + " -out " + path("ca.pem"));
-  }
-  void make_certificate(const std::string& name) {
-    write(name + ".ext", "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
-    run("openssl req -newkey rsa:2048 -nodes -subj /CN=localhost -keyout " + path(name + ".key") +
-        " -out " + path(name + ".csr"));
-    run("openssl x509 -req -days 1 -CAcreateserial -in " + path(name + ".csr") + " -CA " +
-        path("ca.pem") + " -CAkey " + path("ca.key") + " -extfile " + path(name + ".ext") +
-        " -out " + path(name + ".pem"));
-  }
-  static void run(const std::string& command) {
-    ASSERT_EQ(std::system((command + " > /dev/null 2>&1").c_str()), 0) << command;
-  }
-};
+// A folder of its own per test, and certificates (the command-line tests' fixture).
+using RpcSecurity = stipple::testing_cli::CommandTest;
 
 TEST(RpcSecurityRules, LoopbackAddresses) {
   for (const char* a : {"127.0.0.1:50051", "127.1.2.3:0", "localhost:1", "[::1]:50051", "::1",
