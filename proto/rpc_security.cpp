@@ -113,7 +113,7 @@ void authorize(grpc::ClientContext& context, const std::string& token) {
   if (!token.empty()) context.AddMetadata(kAuthorization, std::string(kBearer) + token);
 }
 
-grpc::Status check_token(const grpc::ServerContext& context, const std::string& expected) {
+grpc::Status check_token(const grpc::ServerContextBase& context, const std::string& expected) {
   if (expected.empty()) return grpc::Status::OK;
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kAuthorization);

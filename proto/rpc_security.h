@@ -63,6 +63,6 @@ void authorize(grpc::ClientContext& context, const std::string& token);
 
 /// OK when `expected` is empty or the call carries exactly that token; otherwise
 /// UNAUTHENTICATED with a reason that does not echo what was sent.
-grpc::Status check_token(const grpc::ServerContext& context, const std::string& expected);
+grpc::Status check_token(const grpc::ServerContextBase& context, const std::string& expected);
 
 }  // namespace stipple::rpc

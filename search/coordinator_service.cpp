@@ -330,12 +330,41 @@ grpc::Status CoordinatorService::GetImage(grpc::ServerContext* context,
 
 // ---- client calls ----
 
-grpc::Status CoordinatorService::SubmitRun(grpc::ServerContext* context,
-                                           const proto::SubmitRunRequest* request,
-                                           proto::SubmitRunResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  if (!client_calls_) return unimplemented();
-  return client_calls_->submit(*request, response);
+grpc::ServerUnaryReactor* CoordinatorService::SubmitRun(grpc::CallbackServerContext* context,
+                                                        const grpc::ByteBuffer* request,
+                                                        grpc::ByteBuffer* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) {
+    reactor->Finish(st);
+    return reactor;
+  }
+  if (!client_calls_) {
+    reactor->Finish(unimplemented());
+    return reactor;
+  }
+  std::vector<grpc::Slice> slices;
+  proto::SubmitRunRequest parsed;
+  std::string bytes;
+  if (request->Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  if (!parsed.ParseFromString(bytes)) {
+    reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT,
+                     "the request is not a SubmitRunRequest (its " + std::to_string(bytes.size()) +
+                         " bytes do not parse)"});
+    return reactor;
+  }
+  proto::SubmitRunResponse answer;
+  // Short work (files written, a thread started): done here rather than on another thread.
+  const grpc::Status st = client_calls_->submit(parsed, &answer);
+  if (st.ok()) {
+    grpc::Slice out(answer.SerializeAsString());
+    *response = grpc::ByteBuffer(&out, 1);
+  }
+  reactor->Finish(st);
+  return reactor;
 }
 
 grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* context,

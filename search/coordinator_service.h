@@ -68,7 +68,11 @@ class ClientCalls {
   virtual grpc::Status cancel(int64_t run_id, proto::CancelRunResponse* response) = 0;
 };
 
-class CoordinatorService final : public proto::Coordinator::Service {
+// SubmitRun is served raw (the request's bytes parsed here): a body that is not a
+// SubmitRunRequest gets INVALID_ARGUMENT saying so, where gRPC's own parsing would answer
+// INTERNAL without a reason. It is the call that carries what users write.
+class CoordinatorService final
+    : public proto::Coordinator::WithRawCallbackMethod_SubmitRun<proto::Coordinator::Service> {
  public:
   CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options);
 
@@ -107,8 +111,9 @@ class CoordinatorService final : public proto::Coordinator::Service {
   // ---- client calls: the token checked, then ListWorkers here and the rest to
   // ClientCalls ----
 
-  grpc::Status SubmitRun(grpc::ServerContext* context, const proto::SubmitRunRequest* request,
-                         proto::SubmitRunResponse* response) override;
+  grpc::ServerUnaryReactor* SubmitRun(grpc::CallbackServerContext* context,
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
   grpc::Status WatchRun(grpc::ServerContext* context, const proto::WatchRunRequest* request,
                         grpc::ServerWriter<proto::RunProgress>* writer) override;
   grpc::Status ListRuns(grpc::ServerContext* context, const proto::ListRunsRequest* request,
