@@ -313,60 +313,9 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
       refuse(grpc::StatusCode::INVALID_ARGUMENT, e.what());
     }
 
-    // The photos.
-    std::vector<std::pair<std::string, std::string>> photos;  // (split, stored path)
-    if (!request.dataset().empty()) {
-      refuse(grpc::StatusCode::INVALID_ARGUMENT,
-             "named datasets are not kept by this coordinator; send the photos");
-    }
-    if (request.images_size() != request.image_contents_size()) {
-      refuse(grpc::StatusCode::INVALID_ARGUMENT, "images and image_contents differ in length");
-    }
-    if (request.images_size() == 0) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no photos");
-    if (request.images_size() > options_.max_images) {
-      refuse(grpc::StatusCode::INVALID_ARGUMENT, std::to_string(request.images_size()) +
-                                                     " photos; the limit is " +
-                                                     std::to_string(options_.max_images));
-    }
-    for (int i = 0; i < request.images_size(); ++i) {
-      const proto::ImageRef& ref = request.images(i);
-      const std::string& bytes = request.image_contents(i);
-      const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
-      if (ref.split() != "train" && ref.split() != "test") {
-        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": split must be train or test");
-      }
-      const std::string hash = sha256_hex(bytes);
-      if (!ref.sha256().empty() && ref.sha256() != hash) {
-        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": its bytes do not match its sha256");
-      }
-      std::string ext = fs::path(safe_file_name(ref.name(), "photo.png")).extension().string();
-      std::transform(ext.begin(), ext.end(), ext.begin(),
-                     [](unsigned char c) { return char(std::tolower(c)); });
-      if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") ext = ".png";
-      const fs::path path = fs::path(options_.data_dir) / "images" / (hash + ext);
-      const bool existed = fs::exists(path);
-      store_file(path, bytes);
-      try {
-        const Buffer photo = read_image(path.string());
-        if (photo.extent_or_one(0) * photo.extent_or_one(1) > options_.max_image_pixels) {
-          throw UserError(std::to_string(photo.extent_or_one(0)) + "x" +
-                          std::to_string(photo.extent_or_one(1)) + " is over the limit of " +
-                          std::to_string(options_.max_image_pixels) + " pixels");
-        }
-      } catch (const UserError& e) {
-        if (!existed) fs::remove(path);
-        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": " + e.what());
-      }
-      photos.emplace_back(ref.split(), path.string());
-    }
-
+    // The search options, then the target, before anything is written: a refused
+    // request leaves nothing behind.
     TuneOptions o;
-    for (const auto& [split, path] : photos) {
-      (split == "train" ? o.train_images : o.test_images).push_back(path);
-    }
-    if (o.train_images.empty()) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no training photo");
-    if (o.test_images.empty()) o.test_images = {o.train_images.back()};  // as `stipple tune`
-
     static const std::set<std::string> kStrategies = {"portfolio", "genetic", "hill", "reuse"};
     o.strategy = request.strategy().empty() ? "portfolio" : request.strategy();
     if (!kStrategies.count(o.strategy)) {
@@ -406,12 +355,74 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
       } catch (const UserError& e) {
         refuse(grpc::StatusCode::INVALID_ARGUMENT, e.what());
       }
-      const fs::path path = fs::path(options_.data_dir) / "schedules" /
-                            (sha256_hex(baseline_text).substr(0, 32) + ".sched");
-      store_file(path, baseline_text);
-      o.baseline_schedule = path.string();
+      o.baseline_schedule = (fs::path(options_.data_dir) / "schedules" /
+                             (sha256_hex(baseline_text).substr(0, 32) + ".sched"))
+                                .string();
     }
     const std::string target = choose_target(request.target());
+    // The photos: all checked, then written to the data folder and decoded (one that does
+    // not decode is removed again unless it was there before).
+    std::vector<std::pair<std::string, std::string>> photos;  // (split, stored path)
+    if (!request.dataset().empty()) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT,
+             "named datasets are not kept by this coordinator; send the photos");
+    }
+    if (request.images_size() != request.image_contents_size()) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, "images and image_contents differ in length");
+    }
+    if (request.images_size() == 0) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no photos");
+    if (request.images_size() > options_.max_images) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, std::to_string(request.images_size()) +
+                                                     " photos; the limit is " +
+                                                     std::to_string(options_.max_images));
+    }
+    std::vector<std::string> hashes;
+    bool any_train = false;
+    for (int i = 0; i < request.images_size(); ++i) {
+      const proto::ImageRef& ref = request.images(i);
+      const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
+      if (ref.split() != "train" && ref.split() != "test") {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": split must be train or test");
+      }
+      any_train |= ref.split() == "train";
+      hashes.push_back(sha256_hex(request.image_contents(i)));
+      if (!ref.sha256().empty() && ref.sha256() != hashes.back()) {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": its bytes do not match its sha256");
+      }
+    }
+    if (!any_train) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no training photo");
+    for (int i = 0; i < request.images_size(); ++i) {
+      const proto::ImageRef& ref = request.images(i);
+      const std::string& bytes = request.image_contents(i);
+      const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
+      const std::string& hash = hashes[size_t(i)];
+      std::string ext = fs::path(safe_file_name(ref.name(), "photo.png")).extension().string();
+      std::transform(ext.begin(), ext.end(), ext.begin(),
+                     [](unsigned char c) { return char(std::tolower(c)); });
+      if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") ext = ".png";
+      const fs::path path = fs::path(options_.data_dir) / "images" / (hash + ext);
+      const bool existed = fs::exists(path);
+      store_file(path, bytes);
+      try {
+        const Buffer photo = read_image(path.string());
+        if (photo.extent_or_one(0) * photo.extent_or_one(1) > options_.max_image_pixels) {
+          throw UserError(std::to_string(photo.extent_or_one(0)) + "x" +
+                          std::to_string(photo.extent_or_one(1)) + " is over the limit of " +
+                          std::to_string(options_.max_image_pixels) + " pixels");
+        }
+      } catch (const UserError& e) {
+        if (!existed) fs::remove(path);
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": " + e.what());
+      }
+      photos.emplace_back(ref.split(), path.string());
+    }
+
+    for (const auto& [split, path] : photos) {
+      (split == "train" ? o.train_images : o.test_images).push_back(path);
+    }
+    if (o.test_images.empty()) o.test_images = {o.train_images.back()};  // as `stipple tune`
+
+    if (!baseline_text.empty()) store_file(o.baseline_schedule, baseline_text);
     store_file(pipeline_path, source);
     o.pipeline_file = pipeline_path.string();
 

@@ -525,6 +525,11 @@ TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {
   EXPECT_TRUE(c.runs().empty());
   EXPECT_EQ(waitpid(coordinator_.pid, nullptr, WNOHANG), 0);
   EXPECT_EQ(evaluation_rows(), 0);
+  // ... neither in the database nor in its folder of submitted files.
+  int files = 0;
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(db_path() + ".files"))
+    files += entry.is_regular_file();
+  EXPECT_EQ(files, 0);
 }
 
 // Mutual TLS and a token on every hop: the worker and the client present certificates the
