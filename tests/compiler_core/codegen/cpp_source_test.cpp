@@ -274,32 +274,16 @@ std::string compare_outputs(const Buffer& jit, const Buffer& cpp, int64_t max_ul
 // ---------------------------------------------------------------------------------------
 // Random expressions
 
-constexpr int kWidth = 7, kHeight = 5, kMinX = -3, kMinY = -2;
+using testing_codegen::GridLoops;
+using testing_codegen::kHeight;
+using testing_codegen::kMinX;
+using testing_codegen::kMinY;
+using testing_codegen::kWidth;
 
-/// The loops over the grid around `body`: 0 serial; 1 x vectorized (7 lanes); 2 x in 4-lane
-/// vectors with a guard for the tail; 3 y parallel.
-Stmt expression_nest(int variant, Stmt body) {
-  using namespace irb;
-  switch (variant) {
-    case 1:
-      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
-                       For::make("x", i32(kMinX), i32(kWidth), ForType::Vectorized, body));
-    case 2: {
-      Expr x = Add::make(Add::make(i32(kMinX), Mul::make(var("xo"), i32(4))), var("xv"));
-      Stmt guarded = IfThenElse::make(LT::make(var("x"), i32(kMinX + kWidth)), body);
-      Stmt lanes =
-          For::make("xv", i32(0), i32(4), ForType::Vectorized, LetStmt::make("x", x, guarded));
-      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
-                       For::make("xo", i32(0), i32((kWidth + 3) / 4), ForType::Serial, lanes));
-    }
-    case 3:
-      return For::make("y", i32(kMinY), i32(kHeight), ForType::Parallel,
-                       For::make("x", i32(kMinX), i32(kWidth), ForType::Serial, body));
-    default:
-      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
-                       For::make("x", i32(kMinX), i32(kWidth), ForType::Serial, body));
-  }
-}
+/// The loop shapes the batches cycle through: serial, vectorized with and without a tail,
+/// and parallel rows (the generated file's std::thread parallel-for).
+constexpr GridLoops kExpressionLoops[] = {GridLoops::Serial, GridLoops::VectorX,
+                                          GridLoops::VectorXTail, GridLoops::ParallelY};
 
 void run_expression_batches(int batches, uint32_t seed) {
   using namespace irb;
@@ -332,8 +316,8 @@ void run_expression_batches(int batches, uint32_t seed) {
       uses_libm.push_back(g.transcendental);
       const std::string name = "out" + std::to_string(i);
       f.buffers.push_back(ExternalBuffer{name, t, 2});
-      nests.push_back(
-          expression_nest(batch % 4, Provide::make(name, exprs.back(), {var("x"), var("y")})));
+      nests.push_back(testing_codegen::grid_loops(
+          kExpressionLoops[batch % 4], Provide::make(name, exprs.back(), {var("x"), var("y")})));
       outputs.emplace_back(t.code, std::vector<int64_t>{kMinX, kMinY},
                            std::vector<int64_t>{kWidth, kHeight});
     }

@@ -31,32 +31,16 @@ using testing_codegen::kNumeric;
 using testing_codegen::same_value;
 using testing_codegen::ulps;
 
-constexpr int kWidth = 7, kHeight = 5, kMinX = -3, kMinY = -2;
+using testing_codegen::GridLoops;
+using testing_codegen::kHeight;
+using testing_codegen::kMinX;
+using testing_codegen::kMinY;
+using testing_codegen::kWidth;
 
-/// The loops over the kWidth x kHeight grid at (kMinX, kMinY) around `body`, which reads
-/// x and y: 0 serial, 1 x vectorized (7 lanes), 2 x in 4-lane vectors with a guarded tail,
-/// 3 y vectorized (5 lanes) inside a serial x.
-Stmt loop_nest(int variant, Stmt body) {
-  switch (variant) {
-    case 1:
-      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
-                       For::make("x", i32(kMinX), i32(kWidth), ForType::Vectorized, body));
-    case 2: {
-      Expr x = Add::make(Add::make(i32(kMinX), Mul::make(var("xo"), i32(4))), var("xv"));
-      Stmt guarded = IfThenElse::make(LT::make(var("x"), i32(kMinX + kWidth)), body);
-      Stmt lanes =
-          For::make("xv", i32(0), i32(4), ForType::Vectorized, LetStmt::make("x", x, guarded));
-      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
-                       For::make("xo", i32(0), i32((kWidth + 3) / 4), ForType::Serial, lanes));
-    }
-    case 3:
-      return For::make("x", i32(kMinX), i32(kWidth), ForType::Serial,
-                       For::make("y", i32(kMinY), i32(kHeight), ForType::Vectorized, body));
-    default:
-      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
-                       For::make("x", i32(kMinX), i32(kWidth), ForType::Serial, body));
-  }
-}
+/// The loop shapes the batches cycle through: serial, x vectorized with and without a tail,
+/// and y vectorized inside a serial x.
+constexpr GridLoops kLoopShapes[] = {GridLoops::Serial, GridLoops::VectorX, GridLoops::VectorXTail,
+                                     GridLoops::VectorYInside};
 
 TEST(CodegenProperty, RandomExpressionsMatchTheEvaluatorBitForBit) {
   auto jit = JitCompiler::create();
@@ -98,7 +82,8 @@ TEST(CodegenProperty, RandomExpressionsMatchTheEvaluatorBitForBit) {
     // One loop nest per expression, so that one expression the vectoriser declines (a
     // median) leaves the others vectorised.
     std::vector<Stmt> nests;
-    for (const Stmt& store : stores) nests.push_back(loop_nest(batch % 4, store));
+    for (const Stmt& store : stores)
+      nests.push_back(testing_codegen::grid_loops(kLoopShapes[batch % 4], store));
     f.body = Block::make(nests);
     if (batch % 4 != 0) {
       // The vector loops really are vector code: count the nests whose lanes were emitted.

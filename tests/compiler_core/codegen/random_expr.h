@@ -204,4 +204,43 @@ inline int64_t ulps(ScalarType t, double x, double y) {
   return std::llabs(ordered(bx, INT64_MIN) - ordered(by, INT64_MIN));
 }
 
+/// The grid random expressions are evaluated over: kWidth x kHeight at (kMinX, kMinY), so
+/// that x and y take negative values too.
+constexpr int kWidth = 7, kHeight = 5, kMinX = -3, kMinY = -2;
+
+/// How the loops over the grid are built around a body that reads x and y.
+enum class GridLoops {
+  Serial,         // y, then x, both serial
+  VectorX,        // x vectorized (7 lanes)
+  VectorXTail,    // x in 4-lane vectors with a guarded tail
+  VectorYInside,  // y vectorized (5 lanes) inside a serial x
+  ParallelY,      // y parallel, x serial
+};
+
+inline Stmt grid_loops(GridLoops loops, Stmt body) {
+  switch (loops) {
+    case GridLoops::VectorX:
+      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
+                       For::make("x", i32(kMinX), i32(kWidth), ForType::Vectorized, body));
+    case GridLoops::VectorXTail: {
+      Expr x = Add::make(Add::make(i32(kMinX), Mul::make(var("xo"), i32(4))), var("xv"));
+      Stmt guarded = IfThenElse::make(LT::make(var("x"), i32(kMinX + kWidth)), body);
+      Stmt lanes =
+          For::make("xv", i32(0), i32(4), ForType::Vectorized, LetStmt::make("x", x, guarded));
+      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
+                       For::make("xo", i32(0), i32((kWidth + 3) / 4), ForType::Serial, lanes));
+    }
+    case GridLoops::VectorYInside:
+      return For::make("x", i32(kMinX), i32(kWidth), ForType::Serial,
+                       For::make("y", i32(kMinY), i32(kHeight), ForType::Vectorized, body));
+    case GridLoops::ParallelY:
+      return For::make("y", i32(kMinY), i32(kHeight), ForType::Parallel,
+                       For::make("x", i32(kMinX), i32(kWidth), ForType::Serial, body));
+    case GridLoops::Serial:
+    default:
+      return For::make("y", i32(kMinY), i32(kHeight), ForType::Serial,
+                       For::make("x", i32(kMinX), i32(kWidth), ForType::Serial, body));
+  }
+}
+
 }  // namespace stipple::testing_codegen
