@@ -1,7 +1,6 @@
 #include "search/cluster_runs.h"
 
 #include <spdlog/spdlog.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
@@ -48,18 +47,11 @@ std::string safe_file_name(const std::string& name, const std::string& fallback)
 }
 
 /// Writes `bytes` to `path` unless it is there already (content-addressed: same name, same
-/// bytes): a temporary file renamed into place, so a crash never leaves half a file.
+/// bytes), through a temporary file renamed into place, so a crash never leaves half a file.
 void store_file(const fs::path& path, const std::string& bytes) {
   if (fs::exists(path)) return;
   fs::create_directories(path.parent_path());
-  const fs::path tmp = path.string() + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-  }
-  fs::rename(tmp, path);
+  dataset::write_text_file(path.string(), bytes);
 }
 
 proto::RunProgress to_message(int64_t run_id, const TuneProgress& p) {

@@ -120,22 +120,11 @@ bool is_sha256_hex(const std::string& s) {
 /// into place: a reader never sees half a photo, and workers sharing the cache never write
 /// the same temporary file (dataset::write_text_file's fixed ".tmp" name would collide).
 void write_file_atomically(const fs::path& path, const std::string& bytes) {
-  const fs::path temp = path.parent_path() /
-                        ("." + path.filename().string() + ".tmp." + std::to_string(getpid()) + "." +
-                         std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id())));
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    out.write(bytes.data(), std::streamsize(bytes.size()));
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      fs::remove(temp, ignored);
-      throw Abandon("cannot write " + temp.string());
-    }
+  try {
+    dataset::write_text_file(path.string(), bytes);  // a temporary file renamed into place
+  } catch (const UserError& e) {
+    throw Abandon(e.what());
   }
-  std::error_code ec;
-  fs::rename(temp, path, ec);
-  if (ec) throw Abandon("cannot rename " + temp.string() + ": " + ec.message());
 }
 
 }  // namespace

@@ -1,12 +1,16 @@
 // Parsing and formatting of categories.tsv and manifest.tsv.
 #include "datasets/benchmark/manifest.h"
 
+#include <unistd.h>
+
 #include <charconv>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "compiler_core/ir/error.h"
 
@@ -210,7 +214,10 @@ std::string read_text_file(const std::string& path) {
 }
 
 void write_text_file(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
+  // A temporary name of this process and thread: several writers of one content-addressed
+  // file (workers sharing a photo cache, coordinator threads) never write into each other.
+  const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
+                           std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
     if (!out) throw UserError("cannot write '" + temp + "'");
