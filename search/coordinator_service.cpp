@@ -249,8 +249,11 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
     job->set_lease_seconds(lease_seconds);
   }
   // A long poll the worker gave up on (its deadline passed, it went away) cannot deliver
-  // its jobs: give them back now rather than when their leases run out.
-  if (context->IsCancelled() && response->jobs_size() > 0) {
+  // its jobs: give them back now rather than when their leases run out. The deadline is
+  // checked too: IsCancelled() learns of an expired call only when gRPC has processed it.
+  const bool gone =
+      context->IsCancelled() || std::chrono::system_clock::now() >= context->deadline();
+  if (gone && response->jobs_size() > 0) {
     std::vector<std::string> ids;
     for (const proto::Job& job : response->jobs()) ids.push_back(job.job_id());
     pool_.give_back(request->worker_id(), ids);
