@@ -8,10 +8,17 @@
 //     allowance: past it the kernel sends SIGXCPU -> "timeout";
 //   - file size (RLIMIT_FSIZE) and no core dumps (RLIMIT_CORE = 0).
 // The wall-clock deadline is the parent's: it kills this process's whole group.
+//
+// With --benchmark-lock it holds the host's lock (benchmark_lock.h) shared while compiling
+// and exclusively while timing. When it has to wait for the lock it says so, a line
+// {"phase": "waiting"} and then {"phase": "running"}, so that the parent's deadline counts
+// the candidate's own time, not the queue's.
+#include <fcntl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
@@ -22,6 +29,7 @@
 #include <vector>
 
 #include "compiler_core/ir/error.h"
+#include "workers/benchmark_lock.h"
 #include "workers/host_target.h"
 #include "workers/measurement.h"
 #include "workers/sanitizer.h"
@@ -53,6 +61,79 @@ void send(const nlohmann::json& j) {
   std::cout << j.dump() << "\n";
   std::cout.flush();
 }
+
+/// Takes the host's benchmark lock for a phase, telling the parent when it must wait. A
+/// wait past `wait_seconds` goes on without the lock (with a warning): a host whose lock
+/// a stopped process keeps must still measure.
+//
+// With STIPPLE_EVALUATOR_TRACE=FILE it appends a line per measured candidate to FILE:
+// "PID COMPILE_START COMPILE_END TIMING_START TIMING_END", steady-clock nanoseconds from
+// the moment each phase held its lock; the tests check with it that timed runs never
+// overlap each other or a compile.
+class LockedPhases {
+ public:
+  LockedPhases(const std::string& path, double wait_seconds, const char* trace)
+      : lock_(std::make_unique<BenchmarkLock>(path)),
+        wait_seconds_(wait_seconds),
+        trace_(trace ? trace : "") {}
+
+  MeasurementGate gate() {
+    MeasurementGate g;
+    g.before_compile = [this] {
+      take(false);
+      marks_[0] = now();
+    };
+    g.before_timing = [this] {
+      marks_[1] = now();
+      take(true);
+      marks_[2] = now();
+    };
+    g.after_timing = [this] {
+      marks_[3] = now();
+      lock_->unlock();
+      write_trace();
+    };
+    return g;
+  }
+  void release() { lock_->unlock(); }
+
+ private:
+  std::unique_ptr<BenchmarkLock> lock_;
+  double wait_seconds_;
+  std::string trace_;
+  int64_t marks_[4] = {};
+
+  static int64_t now() {
+    return std::chrono::duration_cast<std::chrono::nanoseconds>(
+               std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  void write_trace() {
+    if (trace_.empty()) return;
+    const std::string record = std::to_string(getpid()) + " " + std::to_string(marks_[0]) + " " +
+                               std::to_string(marks_[1]) + " " + std::to_string(marks_[2]) + " " +
+                               std::to_string(marks_[3]) + "\n";
+    // One write with O_APPEND: lines of several children never interleave.
+    const int fd = ::open(trace_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0) return;
+    if (::write(fd, record.data(), record.size()) < 0) {
+    }
+    ::close(fd);
+  }
+
+  void take(bool exclusive) {
+    auto attempt = [&](double seconds) {
+      return exclusive ? lock_->lock_exclusive(seconds) : lock_->lock_shared(seconds);
+    };
+    if (attempt(0)) return;
+    send({{"phase", "waiting"}});
+    if (!attempt(wait_seconds_)) {
+      std::cerr << "stipple-evaluator: waited " << wait_seconds_ << " s for the benchmark lock "
+                << lock_->path() << "; going on without it\n";
+    }
+    send({{"phase", "running"}});
+  }
+};
 
 // Test hook (STIPPLE_EVALUATOR_TEST_FAULTS=1 only): a schedule with the comment
 // `# fault: NAME` fails the way NAME says, so that tests can drive every failure path of
@@ -95,9 +176,19 @@ int main(int argc, char** argv) {
       "process speaking JSON lines on stdin and stdout; not for interactive use)"};
   int64_t memory_bytes = 0, file_bytes = 0;
   double cpu_seconds = 0;
+  std::string lock_path, reference_cache;
+  double lock_wait_seconds = 600;
   app.add_option("--memory-limit", memory_bytes, "address space limit in bytes (0: none)");
   app.add_option("--file-size-limit", file_bytes, "file size limit in bytes (0: none)");
   app.add_option("--cpu-seconds", cpu_seconds, "CPU seconds allowed per job (0: none)");
+  app.add_option("--benchmark-lock", lock_path,
+                 "the host's benchmark lock file: shared while compiling, exclusive while "
+                 "timing (default: none)");
+  app.add_option("--lock-wait-seconds", lock_wait_seconds,
+                 "longest wait for the benchmark lock before measuring without it")
+      ->capture_default_str();
+  app.add_option("--reference-cache", reference_cache,
+                 "folder of cached reference outputs, by content hash (default: none)");
   CLI11_PARSE(app, argc, argv);
 
   limit(RLIMIT_CORE, 0);
@@ -108,16 +199,24 @@ int main(int argc, char** argv) {
 
   const char* faults = std::getenv("STIPPLE_EVALUATOR_TEST_FAULTS");
   const bool test_faults = faults && std::string(faults) == "1";
+  std::unique_ptr<LockedPhases> phases;
   std::unique_ptr<Measurement> measurement;
   std::string line;
   try {
+    if (!lock_path.empty()) {
+      phases = std::make_unique<LockedPhases>(lock_path, lock_wait_seconds,
+                                              std::getenv("STIPPLE_EVALUATOR_TRACE"));
+    }
     if (!std::getline(std::cin, line)) return 1;
     measurement = std::make_unique<Measurement>(
-        wire::setup_from_json(nlohmann::json::parse(line).at("setup")));
+        wire::setup_from_json(nlohmann::json::parse(line).at("setup")),
+        phases ? phases->gate() : MeasurementGate{}, reference_cache);
   } catch (const std::exception& e) {
     send({{"fatal", e.what()}});
     return 2;
   }
+  // Idle between candidates holds nothing: another process's timed runs may go.
+  if (phases) phases->release();
   send({{"ready", true}, {"host", host_name()}, {"target", measurement->target()}});
 
   while (std::getline(std::cin, line)) {
@@ -144,6 +243,7 @@ int main(int argc, char** argv) {
       r.status = "error";
       r.reason = e.what();
     }
+    if (phases) phases->release();
     send({{"id", job.at("id")}, {"result", wire::to_json(r)}});
   }
   return 0;

@@ -91,6 +91,13 @@ void LocalEvaluator::start() {
                                    std::to_string(options_.file_size_limit_bytes),
                                    "--cpu-seconds",
                                    std::to_string(options_.cpu_seconds)};
+  if (!options_.benchmark_lock.empty()) {
+    args.insert(args.end(), {"--benchmark-lock", options_.benchmark_lock, "--lock-wait-seconds",
+                             std::to_string(options_.lock_wait_seconds)});
+  }
+  if (!options_.reference_cache.empty()) {
+    args.insert(args.end(), {"--reference-cache", options_.reference_cache});
+  }
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -115,7 +122,7 @@ void LocalEvaluator::start() {
   write_all(to_child_, nlohmann::json{{"setup", wire::to_json(setup_)}}.dump() + "\n");
   std::string line;
   bool eof = false;
-  if (!read_line(line, options_.startup_seconds, &eof)) {
+  if (!read_answer(line, options_.startup_seconds, &eof)) {
     const int status = stop();
     throw std::runtime_error(
         "the evaluator did not start: " +
@@ -173,6 +180,18 @@ bool LocalEvaluator::read_line(std::string& line, double seconds, bool* eof) {
   }
 }
 
+bool LocalEvaluator::read_answer(std::string& line, double seconds, bool* eof) {
+  double wait = seconds;
+  while (read_line(line, wait, eof)) {
+    if (line.rfind("{\"phase\":", 0) != 0) return true;
+    const bool waiting = line.find("\"waiting\"") != std::string::npos;
+    // The child gives up waiting after lock_wait_seconds and goes on: it has the whole
+    // allowance left then, and a second's grace for the lines in flight.
+    wait = waiting ? options_.lock_wait_seconds + seconds + 1 : seconds;
+  }
+  return false;
+}
+
 EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const std::string& split,
                                               double give_up_ms) {
   if (child_ <= 0) start();
@@ -191,7 +210,7 @@ EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const
   }
   std::string line;
   bool eof = false;
-  while (read_line(line, options_.deadline_seconds, &eof)) {
+  while (read_answer(line, options_.deadline_seconds, &eof)) {
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || j.contains("fatal")) {
       stop();

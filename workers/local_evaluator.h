@@ -23,6 +23,14 @@ struct LocalEvaluatorOptions {
   int64_t file_size_limit_bytes = int64_t(64) << 20;
   /// CPU seconds per candidate; 0: the deadline times the number of cores.
   double cpu_seconds = 0;
+  /// The host's benchmark lock (benchmark_lock.h), shared by every evaluator that must
+  /// not time candidates at once; empty: none. Time spent waiting for it does not count
+  /// against the deadline; a wait past lock_wait_seconds measures without it.
+  std::string benchmark_lock;
+  double lock_wait_seconds = 600;
+  /// A folder of reference outputs cached by content hash (reference_cache.h); empty:
+  /// each child computes its setup's at start.
+  std::string reference_cache;
 };
 
 class LocalEvaluator : public Evaluator {
@@ -62,6 +70,9 @@ class LocalEvaluator : public Evaluator {
   /// The next line from the child within `seconds`; false on timeout or end of file
   /// (*eof tells which).
   bool read_line(std::string& line, double seconds, bool* eof);
+  /// The next line that is not a phase line ({"phase": ...}): a phase line restarts the
+  /// wait, `seconds` for "running" and lock_wait_seconds more for "waiting".
+  bool read_answer(std::string& line, double seconds, bool* eof);
   EvaluationResult evaluate_one(const std::string& schedule, const std::string& split,
                                 double give_up_ms);
 };

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <cstdio>
+#include <filesystem>
+#include <optional>
 #include <stdexcept>
 
 #include "compiler_core/image/image_io.h"
@@ -12,12 +15,28 @@
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/runtime/thread_pool.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "datasets/benchmark/manifest.h"
 #include "datasets/benchmark/resample.h"
+#include "search/content_hash.h"
 #include "workers/host_target.h"
+#include "workers/reference_cache.h"
 
 namespace stipple::workers {
 
 namespace {
+
+/// What identifies the code computing reference outputs: the running executable's size
+/// and modification time. A rebuilt evaluator (another compiler, another lowering) does
+/// not read the references of the old one, whose float results may differ.
+std::string build_identity() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return "unknown";
+  const auto size = std::filesystem::file_size(self, ec);
+  const auto time = std::filesystem::last_write_time(self, ec);
+  if (ec) return "unknown";
+  return std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
+}
 
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -48,8 +67,12 @@ InputImages inputs_for_photo(const Pipeline& p, const std::string& path) {
   return inputs;
 }
 
-Measurement::Measurement(const EvaluationSetup& setup)
-    : setup_(setup), pipeline_(compile_pipeline(setup.pipeline_source, setup.pipeline_file)) {
+Measurement::Measurement(const EvaluationSetup& setup, MeasurementGate gate,
+                         std::string reference_cache)
+    : setup_(setup),
+      pipeline_(compile_pipeline(setup.pipeline_source, setup.pipeline_file)),
+      gate_(std::move(gate)),
+      reference_cache_(std::move(reference_cache)) {
   for (const auto& [name, value] : setup_.params) {
     if (!pipeline_.find_param(name)) {
       throw UserError("pipeline '" + pipeline_.name + "' has no param named '" + name + "'");
@@ -74,15 +97,50 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
   if (found == setup_.images.end() || found->second.empty()) {
     throw UserError("no photos for the '" + split + "' split");
   }
-  // The reference outputs: the default exact schedule, compiled once.
-  codegen::LoweredFunction lowered = lower(pipeline_, Schedule{});
-  std::unique_ptr<codegen::CompiledFunction> exact = jit_->compile(lowered);
+  // The reference outputs: the default exact schedule, compiled once when one is not in
+  // the cache.
+  call(gate_.before_compile);
+  codegen::LoweredFunction lowered;
+  std::unique_ptr<codegen::CompiledFunction> exact;
   std::vector<Photo> loaded;
   for (const std::string& path : found->second) {
     Photo ph;
     ph.inputs = inputs_for_photo(pipeline_, path);
     ph.extents = output_extents(pipeline_, ph.inputs, setup_.params);
+    std::string cached;
+    if (!reference_cache_.empty()) {
+      cached = reference_cache_ + "/" +
+               reference_key(setup_.pipeline_source, setup_.params,
+                             search::sha256_hex(dataset::read_text_file(path)),
+                             target() + " " + build_identity());
+      if (std::optional<Buffer> b = read_reference(cached);
+          b && b->dimensions() == int(ph.extents.size())) {
+        bool same_shape = true;
+        for (int d = 0; d < b->dimensions(); ++d)
+          same_shape &= b->extent(d) == ph.extents[size_t(d)];
+        if (same_shape) {
+          ph.reference = std::move(*b);
+          ++references_read_;
+          loaded.push_back(std::move(ph));
+          continue;
+        }
+      }
+    }
+    if (!exact) {
+      lowered = lower(pipeline_, Schedule{});
+      exact = jit_->compile(lowered);
+    }
     ph.reference = run_lowered(*exact, lowered, pipeline_, ph.inputs, setup_.params, ph.extents);
+    if (!cached.empty()) {
+      try {
+        std::filesystem::create_directories(reference_cache_);
+        write_reference(cached, ph.reference);
+      } catch (const std::exception& e) {
+        // A cache that cannot be written costs time, not results.
+        std::fprintf(stderr, "stipple-evaluator: cannot cache a reference output in %s: %s\n",
+                     reference_cache_.c_str(), e.what());
+      }
+    }
     loaded.push_back(std::move(ph));
   }
   return photos_[split] = std::move(loaded);
@@ -94,6 +152,7 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
   EvaluationResult r;
   codegen::LoweredFunction lowered;
   std::unique_ptr<codegen::CompiledFunction> compiled;
+  call(gate_.before_compile);
   const auto t0 = std::chrono::steady_clock::now();
   try {
     Schedule s = compile_schedule(text, "<candidate>", pipeline_);
@@ -105,6 +164,10 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
     return r;
   }
   r.compile_ms = ms_since(t0);
+  call(gate_.before_timing);
+  // after_timing on every way out, exceptions included.
+  const std::unique_ptr<const MeasurementGate, void (*)(const MeasurementGate*)> timing_over(
+      &gate_, [](const MeasurementGate* g) { call(g->after_timing); });
   for (const Photo& ph : set) {
     auto run = [&] {
       return run_lowered(*compiled, lowered, pipeline_, ph.inputs, setup_.params, ph.extents);

@@ -5,6 +5,7 @@
 // against the reference in the pipeline's metric.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -20,11 +21,24 @@ namespace stipple::workers {
 /// The inputs of p for one photo (see EvaluationSetup::images).
 InputImages inputs_for_photo(const Pipeline& p, const std::string& path);
 
+/// What the measuring process does around the phases of a measurement: the evaluation
+/// server holds the host's BenchmarkLock shared while compiling and exclusively while
+/// timing (benchmark_lock.h). Empty functions do nothing.
+struct MeasurementGate {
+  std::function<void()> before_compile;  // also before computing reference outputs
+  std::function<void()> before_timing;   // compiled: the warm-ups and timed runs follow
+  std::function<void()> after_timing;    // the timed runs are over
+};
+
 class Measurement {
  public:
   /// Compiles the pipeline, loads every photo and computes its reference output. Throws
-  /// UserError for a bad pipeline, param or photo.
-  explicit Measurement(const EvaluationSetup& setup);
+  /// UserError for a bad pipeline, param or photo. With a `reference_cache` folder the
+  /// reference outputs are read from it when there, and written to it when computed
+  /// (reference_cache.h; keyed by pipeline, params, photo bytes, target and the
+  /// evaluator's build).
+  explicit Measurement(const EvaluationSetup& setup, MeasurementGate gate = {},
+                       std::string reference_cache = {});
   ~Measurement();
 
   /// Measures one schedule on the photos of `split`. Bad schedules and bad outputs are
@@ -36,6 +50,8 @@ class Measurement {
   const Pipeline& pipeline() const { return pipeline_; }
   /// This host's target key (host_target.h), from the JIT's CPU and features.
   std::string target() const;
+  /// Reference outputs read from the cache rather than computed (for tests and logs).
+  int references_read() const { return references_read_; }
 
  private:
   struct Photo {
@@ -47,6 +63,13 @@ class Measurement {
   Pipeline pipeline_;
   std::unique_ptr<codegen::JitCompiler> jit_;
   std::map<std::string, std::vector<Photo>> photos_;  // by split, loaded when first asked
+  MeasurementGate gate_;
+  std::string reference_cache_;
+  int references_read_ = 0;
+
+  static void call(const std::function<void()>& f) {
+    if (f) f();
+  }
 
   std::vector<Photo>& photos(const std::string& split);
 };
