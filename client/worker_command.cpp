@@ -1,9 +1,10 @@
 // `stipple worker --coordinator ADDR`: a worker of the tuning cluster (issue #6). It
-// registers this host's capabilities with the coordinator and measures the jobs it leases,
-// one at a time, in a crash-isolated child (workers/worker_daemon.h); photos are cached by
-// content hash. It outlives the coordinator: when that goes away it retries with backoff.
+// registers this host's capabilities with the coordinator and measures the jobs it leases
+// in crash-isolated children, compiling a batch at once and timing one job at a time per
+// host (workers/worker_daemon.h); photos and reference outputs are cached by content hash. It
+// outlives the coordinator: when that goes away it retries with backoff.
 //
-// SIGTERM or SIGINT: lease nothing more, report the job in hand, exit 0. A token the
+// SIGTERM or SIGINT: lease nothing more, report the jobs in hand, exit 0. A token the
 // coordinator refuses: exit 2.
 #include <spdlog/spdlog.h>
 
@@ -14,6 +15,7 @@
 #include "client/commands.h"
 #include "compiler_core/ir/error.h"
 #include "proto/rpc_security.h"
+#include "workers/benchmark_lock.h"
 #include "workers/host_capabilities.h"
 #include "workers/worker_daemon.h"
 
@@ -28,6 +30,8 @@ struct WorkerCliOptions {
   std::string cache;
   double deadline = 60;
   std::string evaluator;
+  int compile_jobs = 0;
+  std::string benchmark_lock = workers::kDefaultBenchmarkLock;
 };
 
 std::atomic<bool> g_stop{false};
@@ -56,12 +60,16 @@ int run_worker(const WorkerCliOptions& opt) {
   o.cache_dir = opt.cache.empty() ? default_cache_dir() : opt.cache;
   o.evaluator.server_binary = opt.evaluator;
   o.evaluator.deadline_seconds = opt.deadline;
+  o.evaluator.benchmark_lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
+  o.compile_jobs = opt.compile_jobs;
   o.capabilities = workers::detect_host_capabilities();
   const workers::WorkerCapabilities& c = o.capabilities;
   spdlog::info("worker on {}: {} {}, {} cores, L2 {} KiB, LLC {} KiB, {}-bit vectors; target {}",
                c.host, c.arch, c.cpu, c.cores, c.l2_bytes >> 10, c.llc_bytes >> 10, c.vector_bits,
                c.target);
-  spdlog::info("coordinator {}, photo cache {}", o.coordinator, o.cache_dir);
+  spdlog::info("coordinator {}, cache {}, {} jobs compiled at once, benchmark lock {}",
+               o.coordinator, o.cache_dir, o.compile_jobs > 0 ? o.compile_jobs : c.cores,
+               o.evaluator.benchmark_lock.empty() ? "none" : o.evaluator.benchmark_lock);
 
   std::signal(SIGTERM, on_signal);
   std::signal(SIGINT, on_signal);
@@ -78,8 +86,9 @@ CommandRunner add_worker_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "worker",
       "Measure candidates for a tuning coordinator: register this host, lease jobs, report "
-      "results (one at a time, each in a crash-isolated child); reconnect when the "
-      "coordinator goes away. SIGTERM or Ctrl-C: finish the job in hand, then exit");
+      "results (compiled in parallel, timed one at a time per host, each in a "
+      "crash-isolated child); reconnect when the coordinator goes away. SIGTERM or Ctrl-C: "
+      "finish the jobs in hand, then exit");
   auto opt = std::make_shared<WorkerCliOptions>();
   cmd->add_option("--coordinator", opt->coordinator, "the coordinator's address, HOST:PORT")
       ->required();
@@ -97,6 +106,13 @@ CommandRunner add_worker_command(CLI::App& app) {
   cmd->add_option("--deadline", opt->deadline,
                   "seconds a candidate may take (compile and runs) before it is killed")
       ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--compile-jobs", opt->compile_jobs,
+                  "jobs compiled at once, each then timed alone (default: one per core)")
+      ->check(CLI::Range(1, 1024));
+  cmd->add_option("--benchmark-lock", opt->benchmark_lock,
+                  "lock file every evaluator of this host shares, so that one job at a time "
+                  "is timed ('none': no lock)")
       ->capture_default_str();
   cmd->add_option("--evaluator", opt->evaluator,
                   "the stipple-evaluator executable (default: the one beside stipple)");

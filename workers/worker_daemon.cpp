@@ -134,11 +134,10 @@ class WorkerDaemon::Session {
  public:
   Session(const WorkerDaemonOptions& options, const std::atomic<bool>& stop,
           std::atomic<int64_t>& reported)
-      : o_(options),
+      : o_(with_reference_cache(options)),
         stop_(stop),
         reported_(reported),
-        backoff_(options.backoff_initial, options.backoff_max),
-        abandon_backoff_(options.backoff_initial, options.backoff_max) {}
+        backoff_(options.backoff_initial, options.backoff_max) {}
 
   ~Session() {
     {
@@ -146,7 +145,15 @@ class WorkerDaemon::Session {
       quit_ = true;
     }
     cv_.notify_all();
+    {
+      std::lock_guard lock(slots_mu_);
+      quit_slots_ = true;
+    }
+    slots_cv_.notify_all();
     if (heartbeat_.joinable()) heartbeat_.join();
+    for (std::unique_ptr<Slot>& slot : slots_) {
+      if (slot->thread.joinable()) slot->thread.join();
+    }
   }
 
   int run() {
@@ -169,38 +176,86 @@ class WorkerDaemon::Session {
     stub_ = proto::Coordinator::NewStub(
         grpc::CreateCustomChannel(o_.coordinator, rpc::channel_credentials(o_.security), args));
     heartbeat_ = std::thread([this] { heartbeat_loop(); });
+    const int slots = o_.compile_jobs > 0 ? o_.compile_jobs : std::max(1, caps_.cores);
+    for (int i = 0; i < slots; ++i) {
+      slots_.push_back(std::make_unique<Slot>(o_));
+      Slot* slot = slots_.back().get();
+      slot->thread = std::thread([this, slot] { slot_loop(*slot); });
+    }
 
+    int code = kWorkerStopped;
     try {
-      while (!stop_) {
+      while (!stop_ && !refused()) {
         if (current_worker().empty()) {
-          if (!register_worker()) return kWorkerBadInput;
+          if (!register_worker()) {
+            code = kWorkerBadInput;
+            break;
+          }
           continue;
         }
-        std::optional<proto::Job> job = lease();
-        if (job) handle(*job);
+        // A batch: every slot's job compiles at once, then each is timed alone (the
+        // host's benchmark lock orders them). Leasing only when the whole batch is done
+        // keeps a new compile from holding up the batch's timed runs.
+        wait_for_idle_slots();
+        if (stop_ || refused()) break;
+        const std::string worker = current_worker();
+        std::vector<proto::Job> jobs = lease(int(slots_.size()));
+        std::lock_guard lock(slots_mu_);
+        for (size_t i = 0; i < jobs.size(); ++i) {
+          slots_[i]->job = std::move(jobs[i]);
+          slots_[i]->worker = worker;
+        }
+        slots_cv_.notify_all();
       }
+      wait_for_idle_slots();
+      if (refused()) throw Refused(refusal_);
     } catch (const Refused& e) {
       spdlog::error("{}", e.what());
       return kWorkerBadInput;
     }
-    spdlog::info("worker stopped");
-    return kWorkerStopped;
+    if (code == kWorkerStopped) spdlog::info("worker stopped");
+    return code;
   }
 
  private:
   enum class Link { Unknown, Up, Down };
 
-  const WorkerDaemonOptions& o_;
+  const WorkerDaemonOptions o_;
+
+  static WorkerDaemonOptions with_reference_cache(WorkerDaemonOptions o) {
+    if (o.evaluator.reference_cache.empty()) {
+      o.evaluator.reference_cache = (fs::path(o.cache_dir) / "references").string();
+    }
+    return o;
+  }
   const std::atomic<bool>& stop_;
   std::atomic<int64_t>& reported_;
   WorkerCapabilities caps_;
   fs::path images_;
   std::unique_ptr<proto::Coordinator::Stub> stub_;
-  Backoff backoff_;
-  // Apart from backoff_ (reset by any answer): a worker that keeps abandoning jobs with
-  // the coordinator up must still slow down. Reset by a reported job.
-  Backoff abandon_backoff_;
-  Link link_ = Link::Unknown;  // the main thread's view, for one log line per change
+  Backoff backoff_;  // the main thread's: registering and leasing
+  std::mutex link_mu_;
+  Link link_ = Link::Unknown;  // for one log line per change
+
+  // A slot measures one job at a time with its own evaluator children, beside the others.
+  struct Slot {
+    explicit Slot(const WorkerDaemonOptions& o)
+        : backoff(o.backoff_initial, o.backoff_max),
+          abandon_backoff(o.backoff_initial, o.backoff_max) {}
+    std::thread thread;
+    std::optional<proto::Job> job;  // guarded by slots_mu_; empty: idle
+    std::string worker;             // the worker id the job was leased to
+    Backoff backoff;                // its calls' (setup, photos, report)
+    // Apart from backoff (reset by any answer): a slot that keeps abandoning jobs with the
+    // coordinator up must still slow down. Reset by a reported job.
+    Backoff abandon_backoff;
+    std::list<std::pair<std::string, std::unique_ptr<LocalEvaluator>>> evaluators;  // MRU first
+  };
+  std::vector<std::unique_ptr<Slot>> slots_;
+  std::mutex slots_mu_;
+  std::condition_variable slots_cv_;  // a job handed out, a slot idle again, or quitting
+  std::string refusal_;               // guarded by slots_mu_: a slot's call was refused
+  bool quit_slots_ = false;           // guarded by slots_mu_
 
   // Shared with the heartbeat thread.
   std::mutex mu_;
@@ -210,10 +265,49 @@ class WorkerDaemon::Session {
   double heartbeat_seconds_ = 10;
   std::thread heartbeat_;
 
-  std::map<std::string, proto::EvaluationSetup> setups_;  // by setup id
+  // Shared by the slots.
+  std::mutex setups_mu_;
+  std::map<std::string, proto::EvaluationSetup> setups_;  // by setup id; never erased
   std::map<std::string, std::string> bad_setups_;         // why each cannot be measured
-  std::list<std::pair<std::string, std::unique_ptr<LocalEvaluator>>> evaluators_;  // MRU first
-  bool warned_target_ = false;
+  std::atomic<bool> warned_target_{false};
+
+  bool refused() {
+    std::lock_guard lock(slots_mu_);
+    return !refusal_.empty();
+  }
+  void wait_for_idle_slots() {
+    std::unique_lock lock(slots_mu_);
+    slots_cv_.wait(lock, [&] {
+      return std::none_of(slots_.begin(), slots_.end(),
+                          [](const std::unique_ptr<Slot>& s) { return s->job.has_value(); });
+    });
+  }
+  void slot_loop(Slot& slot) {
+    for (;;) {
+      std::unique_lock lock(slots_mu_);
+      slots_cv_.wait(lock, [&] { return slot.job.has_value() || quit_slots_; });
+      if (!slot.job) return;
+      const proto::Job job = *slot.job;
+      const std::string worker = slot.worker;
+      lock.unlock();
+      try {
+        handle(slot, worker, job);
+      } catch (const Refused& e) {
+        lock.lock();
+        refusal_ = e.what();
+        lock.unlock();
+      } catch (const std::exception& e) {
+        // Not the candidate's doing (that is a failed result) nor the link's (Abandon):
+        // the job goes elsewhere, as an abandoned one does, and the worker goes on.
+        spdlog::error("job {}: {}; registering again so that it goes elsewhere", job.job_id(),
+                      e.what());
+        forget_worker(worker);
+      }
+      lock.lock();
+      slot.job.reset();
+      slots_cv_.notify_all();
+    }
+  }
 
   std::string current_worker() {
     std::lock_guard lock(mu_);
@@ -233,13 +327,15 @@ class WorkerDaemon::Session {
     return ctx;
   }
 
-  void note_up() {
+  void note_up(Backoff& backoff) {
+    backoff.reset();
+    std::lock_guard lock(link_mu_);
     if (link_ == Link::Down) spdlog::info("coordinator {} is reachable again", o_.coordinator);
     link_ = Link::Up;
-    backoff_.reset();
   }
   /// Logs the first failure of a streak.
   void note_down(const grpc::Status& st) {
+    std::lock_guard lock(link_mu_);
     if (link_ != Link::Down) {
       spdlog::warn("coordinator {} unreachable ({}); retrying with backoff up to {:.1f} s",
                    o_.coordinator, describe(st),
@@ -248,9 +344,9 @@ class WorkerDaemon::Session {
     link_ = Link::Down;
   }
   /// Logs as note_down, then waits the next backoff delay (less when stopping).
-  void note_down_and_wait(const grpc::Status& st) {
+  void note_down_and_wait(const grpc::Status& st, Backoff& backoff) {
     note_down(st);
-    sleep_unless(stop_, backoff_.next());
+    sleep_unless(stop_, backoff.next());
   }
   void check_refused(const grpc::Status& st) {
     if (st.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
@@ -267,7 +363,7 @@ class WorkerDaemon::Session {
     proto::RegisterWorkerResponse resp;
     const grpc::Status st = stub_->RegisterWorker(context(o_.call_seconds).get(), req, &resp);
     if (st.ok()) {
-      note_up();
+      note_up(backoff_);
       {
         std::lock_guard lock(mu_);
         worker_id_ = resp.worker_id();
@@ -284,15 +380,15 @@ class WorkerDaemon::Session {
       return false;
     }
     if (!unreachable(st)) spdlog::warn("registering failed: {}", describe(st));
-    note_down_and_wait(st);
+    note_down_and_wait(st, backoff_);
     return true;
   }
 
-  std::optional<proto::Job> lease() {
+  std::vector<proto::Job> lease(int max_jobs) {
     const std::string id = current_worker();
     proto::LeaseJobsRequest req;
     req.set_worker_id(id);
-    req.set_max_jobs(1);
+    req.set_max_jobs(max_jobs);
     req.set_wait_seconds(o_.lease_wait_seconds);
     proto::LeaseJobsResponse resp;
     // Not cancelled on stop: the coordinator may already have leased a job to the call,
@@ -301,42 +397,49 @@ class WorkerDaemon::Session {
     const grpc::Status st =
         stub_->LeaseJobs(context(o_.lease_wait_seconds + o_.call_seconds).get(), req, &resp);
     if (st.ok()) {
-      note_up();
-      if (resp.jobs_size() == 0) return std::nullopt;
-      // max_jobs is 1; were there more, the others' leases expire and go elsewhere.
-      return resp.jobs(0);
+      note_up(backoff_);
+      std::vector<proto::Job> jobs(resp.jobs().begin(), resp.jobs().end());
+      // Were there more than asked for, the others' leases expire and they go elsewhere.
+      if (int(jobs.size()) > max_jobs) jobs.resize(size_t(max_jobs));
+      return jobs;
     }
     check_refused(st);
     if (st.error_code() == grpc::StatusCode::NOT_FOUND) {
       spdlog::info("the coordinator does not know worker {} (it restarted?): registering again",
                    id);
       forget_worker(id);
-      return std::nullopt;
+      return {};
     }
     if (!unreachable(st)) spdlog::warn("leasing failed: {}", describe(st));
-    note_down_and_wait(st);
-    return std::nullopt;
+    note_down_and_wait(st, backoff_);
+    return {};
   }
 
   /// Calls `call` until it answers something other than unreachable; gives up (Abandon)
   /// when stopped or past `give_up`: by then the job has gone to another worker.
   template <typename Call>
-  grpc::Status call_retrying(const std::string& what, Clock::time_point give_up, Call&& call) {
+  grpc::Status call_retrying(const std::string& what, Clock::time_point give_up, Backoff& backoff,
+                             Call&& call) {
     for (;;) {
       const grpc::Status st = call();
-      if (st.ok()) note_up();
+      if (st.ok()) note_up(backoff);
       if (!unreachable(st)) return st;
       if (stop_ || Clock::now() >= give_up) throw Abandon(what + ": " + describe(st));
-      note_down_and_wait(st);
+      note_down_and_wait(st, backoff);
     }
   }
 
-  const proto::EvaluationSetup& setup(const std::string& setup_id, Clock::time_point give_up) {
-    if (auto it = setups_.find(setup_id); it != setups_.end()) return it->second;
+  /// The setup, fetched once (two slots asking at once may both fetch it: harmless).
+  const proto::EvaluationSetup& setup(const std::string& setup_id, Clock::time_point give_up,
+                                      Backoff& backoff) {
+    {
+      std::lock_guard lock(setups_mu_);
+      if (auto it = setups_.find(setup_id); it != setups_.end()) return it->second;
+    }
     proto::GetSetupRequest req;
     req.set_setup_id(setup_id);
     proto::EvaluationSetup resp;
-    const grpc::Status st = call_retrying("fetching setup " + setup_id, give_up, [&] {
+    const grpc::Status st = call_retrying("fetching setup " + setup_id, give_up, backoff, [&] {
       return stub_->GetSetup(context(o_.call_seconds).get(), req, &resp);
     });
     check_refused(st);
@@ -344,11 +447,12 @@ class WorkerDaemon::Session {
       throw JobError("the coordinator has no setup " + setup_id);
     }
     if (!st.ok()) throw Abandon("fetching setup " + setup_id + ": " + describe(st));
+    std::lock_guard lock(setups_mu_);
     return setups_.emplace(setup_id, std::move(resp)).first->second;
   }
 
   /// The photo's path in the cache, fetched when missing or not matching its hash.
-  std::string photo(const proto::ImageRef& ref, Clock::time_point give_up) {
+  std::string photo(const proto::ImageRef& ref, Clock::time_point give_up, Backoff& backoff) {
     // The hash becomes a file name: only a hash may, never a path.
     if (!is_sha256_hex(ref.sha256())) {
       throw JobError("photo " + ref.name() + " has no valid SHA-256 ('" + ref.sha256() + "')");
@@ -368,7 +472,7 @@ class WorkerDaemon::Session {
     proto::GetImageRequest req;
     req.set_sha256(ref.sha256());
     proto::GetImageResponse resp;
-    const grpc::Status st = call_retrying("fetching photo " + ref.name(), give_up, [&] {
+    const grpc::Status st = call_retrying("fetching photo " + ref.name(), give_up, backoff, [&] {
       return stub_->GetImage(context(o_.image_call_seconds).get(), req, &resp);
     });
     check_refused(st);
@@ -385,62 +489,67 @@ class WorkerDaemon::Session {
   }
 
   /// The evaluator of the job's setup: kept, or started on the setup with cached photos.
-  LocalEvaluator& evaluator(const proto::Job& job, Clock::time_point give_up) {
+  LocalEvaluator& evaluator(Slot& slot, const proto::Job& job, Clock::time_point give_up) {
     const std::string& id = job.setup_id();
-    for (auto it = evaluators_.begin(); it != evaluators_.end(); ++it) {
+    auto& evaluators = slot.evaluators;
+    for (auto it = evaluators.begin(); it != evaluators.end(); ++it) {
       if (it->first != id) continue;
-      evaluators_.splice(evaluators_.begin(), evaluators_, it);
-      return *evaluators_.front().second;
+      evaluators.splice(evaluators.begin(), evaluators, it);
+      return *evaluators.front().second;
     }
-    if (auto bad = bad_setups_.find(id); bad != bad_setups_.end()) throw JobError(bad->second);
-    const proto::EvaluationSetup& m = setup(id, give_up);
+    {
+      std::lock_guard lock(setups_mu_);
+      if (auto bad = bad_setups_.find(id); bad != bad_setups_.end()) throw JobError(bad->second);
+    }
+    const proto::EvaluationSetup& m = setup(id, give_up, slot.backoff);
     EvaluationSetup local;
     local.pipeline_source = m.pipeline_source();
     local.pipeline_file = m.pipeline_file();
     for (const auto& [name, value] : m.params()) local.params[name] = value;
     for (const proto::ImageRef& ref : m.images()) {
-      local.images[ref.split()].push_back(photo(ref, give_up));
+      local.images[ref.split()].push_back(photo(ref, give_up, slot.backoff));
     }
     if (m.runs() > 0) local.runs = m.runs();
     local.threads = m.threads();
-    // At most max_evaluators children: each holds its setup's photos and references.
-    while (!evaluators_.empty() && int(evaluators_.size()) >= std::max(1, o_.max_evaluators)) {
-      evaluators_.pop_back();
+    // At most max_evaluators children a slot: each holds its setup's photos and references.
+    while (!evaluators.empty() && int(evaluators.size()) >= std::max(1, o_.max_evaluators)) {
+      evaluators.pop_back();
     }
     std::unique_ptr<LocalEvaluator> ev;
     try {
       ev = std::make_unique<LocalEvaluator>(local, o_.evaluator);
     } catch (const UserError& e) {
       // Bad on every host: each of its jobs is reported failed, none goes round forever.
-      bad_setups_[id] = std::string("the setup cannot be measured: ") + e.what();
-      throw JobError(bad_setups_[id]);
+      const std::string why = std::string("the setup cannot be measured: ") + e.what();
+      std::lock_guard lock(setups_mu_);
+      bad_setups_[id] = why;
+      throw JobError(why);
     } catch (const std::exception& e) {
       throw Abandon(std::string("cannot start the evaluator: ") + e.what());
     }
-    if (ev->target() != caps_.target && !warned_target_) {
-      warned_target_ = true;
+    if (ev->target() != caps_.target && !warned_target_.exchange(true)) {
       spdlog::error("the evaluator measures for target {} but this worker registered as {}",
                     ev->target(), caps_.target);
     }
-    evaluators_.emplace_front(id, std::move(ev));
-    return *evaluators_.front().second;
+    evaluators.emplace_front(id, std::move(ev));
+    return *evaluators.front().second;
   }
 
-  /// Measures the job: the one schedule in the evaluator's child, compile and timed runs
-  /// together, one job at a time per worker (DESIGN.md: one benchmark at a time per host).
-  EvaluationResult measure(const proto::Job& job) {
+  /// Measures the job in the slot's evaluator child: its compile beside the other slots',
+  /// its timed runs alone (the host's benchmark lock, LocalEvaluatorOptions).
+  EvaluationResult measure(Slot& slot, const proto::Job& job) {
     const double lease_s = job.lease_seconds() > 0 ? job.lease_seconds() : 60;
     const Clock::time_point give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                          std::chrono::duration<double>(lease_s));
     try {
-      LocalEvaluator& ev = evaluator(job, give_up);
+      LocalEvaluator& ev = evaluator(slot, job, give_up);
       std::vector<EvaluationResult> r;
       try {
         // The text is the storage key and prints from job.schedule(): the child parses it.
         r = ev.evaluate({job.schedule_text()}, job.split(), job.give_up_ms());
       } catch (const std::exception& e) {
         // The evaluator itself cannot go on (not the candidate: that is a failed result).
-        evaluators_.remove_if([&](const auto& entry) { return entry.first == job.setup_id(); });
+        slot.evaluators.remove_if([&](const auto& entry) { return entry.first == job.setup_id(); });
         throw Abandon(std::string("the evaluator failed: ") + e.what());
       }
       if (r.size() != 1) throw Abandon("the evaluator returned no result");
@@ -453,21 +562,20 @@ class WorkerDaemon::Session {
     }
   }
 
-  void handle(const proto::Job& job) {
+  void handle(Slot& slot, const std::string& worker, const proto::Job& job) {
     const Clock::time_point start = Clock::now();
-    const std::string worker = current_worker();
     EvaluationResult result;
     try {
-      result = measure(job);
+      result = measure(slot, job);
     } catch (const Abandon& e) {
       spdlog::warn("job {} abandoned: {}; registering again so that it goes elsewhere",
                    job.job_id(), e.what());
       forget_worker(worker);
-      sleep_unless(stop_, abandon_backoff_.next());
+      sleep_unless(stop_, slot.abandon_backoff.next());
       return;
     }
-    abandon_backoff_.reset();
-    report(worker, job, result);
+    slot.abandon_backoff.reset();
+    report(slot.backoff, worker, job, result);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     if (result.ok()) {
       spdlog::info("job {}: ok, {:.3f} ms, error {:.4g} ({:.1f} s)", job.job_id(), result.time_ms,
@@ -480,7 +588,8 @@ class WorkerDaemon::Session {
 
   /// Reports until the coordinator answers: reports are idempotent by job id, so a retry
   /// after a lost answer changes nothing. When stopping, gives up after the job's lease.
-  void report(const std::string& worker, const proto::Job& job, const EvaluationResult& result) {
+  void report(Backoff& backoff, const std::string& worker, const proto::Job& job,
+              const EvaluationResult& result) {
     proto::ReportResultsRequest req;
     req.set_worker_id(worker);
     *req.add_results() = to_message(job.job_id(), result);
@@ -491,7 +600,7 @@ class WorkerDaemon::Session {
       proto::ReportResultsResponse resp;
       const grpc::Status st = stub_->ReportResults(context(o_.call_seconds).get(), req, &resp);
       if (st.ok()) {
-        note_up();
+        note_up(backoff);
         ++reported_;
         if (resp.unknown() > 0) {
           spdlog::info("job {}: the coordinator no longer expects this result", job.job_id());
@@ -509,7 +618,7 @@ class WorkerDaemon::Session {
       }
       note_down(st);
       // Stopping still reports the job in hand: the backoff is not cut short then.
-      Clock::duration wait = backoff_.next();
+      Clock::duration wait = backoff.next();
       if (stop_) wait = std::clamp<Clock::duration>(stop_by - Clock::now(), {}, wait);
       std::this_thread::sleep_for(wait);
     }

@@ -1,19 +1,26 @@
 // WorkerDaemon: the worker side of the tuning cluster (`stipple worker`, DESIGN.md "Cluster
-// principles"). It registers this host's capabilities with the coordinator, leases one job
-// at a time, measures it with a LocalEvaluator and reports the result:
+// principles"). It registers this host's capabilities with the coordinator, leases jobs in
+// batches, measures them in LocalEvaluator children and reports the results:
 //
-//   register ──> lease (long poll) ──> setup (once per setup id) ──> photos (cache) ──>
-//      ^          |    ^                LocalEvaluator (at most 2, by setup) ──> report
-//      |          |    └───────────────────────────────────────────────────────────┘
+//   register ──> lease a batch (long poll) ──> slot k: setup (once per setup id) ──>
+//      ^          |    ^         photos (cache) ──> LocalEvaluator (per slot, at most 2,
+//      |          |    |         by setup) ──> report
+//      |          |    └── when every slot is idle again ──────────────────────────┘
 //      └──────────┘ NOT_FOUND "unknown worker": the coordinator restarted and forgot us
 //
-// - One job at a time per worker process: the job's compile and its timed runs happen in
-//   the one evaluator child (DESIGN.md: one benchmark at a time per host). A candidate
-//   that crashes or hangs is a failed result from LocalEvaluator, reported like any other.
+// - Compiles in parallel, benchmarks one job at a time per host: a batch is one job per
+//   slot (--compile-jobs, one per core by default), each in its slot's evaluator child.
+//   The children hold the host's benchmark lock (benchmark_lock.h) shared to compile and
+//   exclusively to time, so the batch compiles at once and then each job is timed alone,
+//   across every worker process of the host. The next batch is leased when the last job
+//   of this one is done: a new compile would hold up the timed runs still waiting.
+// - A candidate that crashes or hangs is a failed result from LocalEvaluator, reported
+//   like any other.
 // - A heartbeat thread renews the worker's leases at the interval the coordinator asked
 //   for, so a long measurement keeps its lease.
 // - Photos are cached under CACHE/images/<sha256>, written to a temporary file and
-//   renamed, and checked against their hash when fetched and when read back.
+//   renamed, and checked against their hash when fetched and when read back; the
+//   children cache reference outputs under CACHE/references (reference_cache.h).
 // - The coordinator unreachable (UNAVAILABLE, DEADLINE_EXCEEDED): retry with exponential
 //   backoff and jitter, one log line per change of state, never exit. A job that cannot
 //   be finished for reasons not the candidate's (its setup or photos unreachable, the
@@ -34,10 +41,14 @@
 namespace stipple::workers {
 
 struct WorkerDaemonOptions {
-  std::string coordinator;          // "HOST:PORT"
-  rpc::SecurityOptions security;    // token and TLS files of the channel
-  std::string cache_dir;            // photos under CACHE/images/<sha256>
-  LocalEvaluatorOptions evaluator;  // the child, its per-candidate deadline and limits
+  std::string coordinator;        // "HOST:PORT"
+  rpc::SecurityOptions security;  // token and TLS files of the channel
+  /// Photos under CACHE/images/<sha256>; reference outputs under CACHE/references/<key>
+  /// unless evaluator.reference_cache names another folder.
+  std::string cache_dir;
+  /// The children, their per-candidate deadline and limits, and the host's benchmark lock.
+  LocalEvaluatorOptions evaluator;
+  int compile_jobs = 0;  // jobs compiled at once (slots); 0: one per core
   /// What to register; an empty target: detect_host_capabilities() at run().
   WorkerCapabilities capabilities;
   int max_message_bytes = 64 << 20;  // as the coordinator's server (a photo per message)
@@ -45,7 +56,7 @@ struct WorkerDaemonOptions {
   double lease_wait_seconds = 10;   // the long poll; its call deadline adds call_seconds
   double call_seconds = 10;         // deadline of register, heartbeat, report, setup
   double image_call_seconds = 120;  // deadline of one photo's download
-  int max_evaluators = 2;           // LocalEvaluators kept, least recently used dropped
+  int max_evaluators = 2;           // LocalEvaluators kept per slot, least recently used dropped
 };
 
 /// Exit codes of run(), as the command line's (client/commands.h).
@@ -60,7 +71,7 @@ class WorkerDaemon {
   WorkerDaemon& operator=(const WorkerDaemon&) = delete;
 
   /// Runs until `stop` is set (it may be set from a signal handler; it is polled): then
-  /// leases nothing more, finishes and reports the job in hand (a long poll in flight is
+  /// leases nothing more, finishes and reports the jobs in hand (a long poll in flight is
   /// waited out, up to lease_wait_seconds, and its job measured), and returns 0. Returns 2
   /// when the coordinator answers UNAUTHENTICATED (a bad token) or rejects the
   /// capabilities. Never returns because the coordinator is unreachable.

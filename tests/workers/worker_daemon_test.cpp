@@ -4,7 +4,8 @@
 // by hash (and a corrupted one is fetched again), a worker started before its coordinator
 // connects when it comes up, a restarted coordinator that forgot the worker gets it
 // registered again, a crashing candidate is a reported failure, stopping finishes the job
-// in hand, and a wrong token ends the daemon with exit code 2. Every wait is bounded.
+// in hand, two slots compile a batch at once and time one job at a time, and a wrong token
+// ends the daemon with exit code 2. Every wait is bounded.
 #include "workers/worker_daemon.h"
 
 #include <arpa/inet.h>
@@ -19,6 +20,7 @@
 #include <fstream>
 #include <future>
 #include <iterator>
+#include <set>
 #include <thread>
 
 #include "search/content_hash.h"
@@ -322,6 +324,74 @@ TEST_F(WorkerDaemonTest, ReportsACrashingCandidateAndGoesOn) {
   EXPECT_EQ(got[0].result.status, "crash") << got[0].result.reason;
   EXPECT_EQ(got[1].result.status, "ok") << got[1].result.reason;
   EXPECT_EQ(daemon.stop(), 0);
+}
+
+// Two slots: the worker leases two jobs at once, measures them in two children that share
+// the host's benchmark lock, and by the children's trace never times two at once nor
+// times while the other compiles. Reference outputs land in CACHE/references, once.
+TEST_F(WorkerDaemonTest, CompilesABatchAtOnceAndTimesOneJobAtATime) {
+  Coordinator c;
+  ASSERT_TRUE(c.server);
+  const std::string trace = (cache_ / "trace").string();
+  fs::create_directories(cache_);
+  setenv("STIPPLE_EVALUATOR_TRACE", trace.c_str(), 1);
+  const std::vector<std::string> schedules = {kExact,
+                                              kPerforated,
+                                              "A.compute_root()\n",
+                                              "A.compute_root().vectorize(x, 4)\n",
+                                              "A.compute_root().perforate(grid(1, 2))\n",
+                                              "A.compute_root().perforate(grid(2, 2))\n"};
+  const std::vector<std::string> ids = c.submit(schedules);
+  WorkerDaemonOptions o = options(c.address());
+  o.compile_jobs = 2;
+  o.evaluator.benchmark_lock = (cache_ / "benchmark.lock").string();
+  int most_leased = 0;
+  {
+    RunningDaemon daemon(o);
+    std::future<std::vector<JobResult>> got =
+        std::async(std::launch::async, [&] { return await(c, ids); });
+    while (got.wait_for(5ms) != std::future_status::ready) {
+      for (const WorkerInfo& w : c.pool->snapshot().workers) {
+        most_leased = std::max(most_leased, w.leases);
+      }
+    }
+    const std::vector<JobResult> results = got.get();
+    ASSERT_EQ(results.size(), schedules.size());
+    for (const JobResult& r : results) EXPECT_EQ(r.result.status, "ok") << r.result.reason;
+    EXPECT_EQ(daemon.stop(), 0);
+  }
+  unsetenv("STIPPLE_EVALUATOR_TRACE");
+  EXPECT_EQ(most_leased, 2);
+
+  struct Record {
+    long pid;
+    int64_t compile_start, compile_end, timing_start, timing_end;
+  };
+  std::vector<Record> records;
+  std::ifstream in(trace);
+  for (Record r{};
+       in >> r.pid >> r.compile_start >> r.compile_end >> r.timing_start >> r.timing_end;) {
+    records.push_back(r);
+  }
+  ASSERT_EQ(records.size(), schedules.size());
+  std::set<long> pids;
+  for (const Record& r : records) pids.insert(r.pid);
+  EXPECT_EQ(pids.size(), 2u);  // one child per slot
+  auto overlap = [](int64_t a0, int64_t a1, int64_t b0, int64_t b1) { return a0 < b1 && b0 < a1; };
+  for (const Record& r : records) {
+    for (const Record& q : records) {
+      if (q.pid == r.pid) continue;
+      EXPECT_FALSE(overlap(r.timing_start, r.timing_end, q.timing_start, q.timing_end));
+      EXPECT_FALSE(overlap(r.timing_start, r.timing_end, q.compile_start, q.compile_end));
+    }
+  }
+
+  // The reference output of the one photo, cached once, whichever slot computed it first.
+  const fs::path references = cache_ / "references";
+  ASSERT_TRUE(fs::is_directory(references));
+  std::set<std::string> entries;
+  for (const auto& e : fs::directory_iterator(references)) entries.insert(e.path().filename());
+  EXPECT_EQ(entries.size(), 1u) << "one photo, one setup";
 }
 
 // Stopping (SIGTERM's flag) while a job is measured: the worker leases nothing more but
