@@ -65,6 +65,7 @@ proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
   };
   add_photos(spec.train_images, "train");
   add_photos(spec.test_images, "test");
+  r.set_dataset(spec.dataset);
   if (!spec.baseline_file.empty()) {
     const std::string text = read_bytes(spec.baseline_file, "schedule");
     compile_schedule(text, spec.baseline_file, pipeline);  // a bad one fails here

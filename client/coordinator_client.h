@@ -52,6 +52,7 @@ class RpcError : public std::runtime_error {
 struct SubmitSpec {
   std::string pipeline_file;
   std::vector<std::string> train_images, test_images;
+  std::string dataset;        // instead of photos: a dataset the coordinator keeps, by name
   std::string baseline_file;  // a .sched; empty: the default schedule
   std::string strategy = "portfolio";
   int64_t budget = 600;

@@ -34,7 +34,8 @@ namespace {
 struct CoordinatorOptions {
   std::string listen = "127.0.0.1:50051";
   std::string db = "stipple.db";
-  std::string data;  // default: DB.files beside the database
+  std::string data;      // default: DB.files beside the database
+  std::string datasets;  // named datasets: NAME/train, NAME/test
   std::string token_file;
   rpc::TlsFiles tls;
   bool insecure = false;
@@ -73,6 +74,10 @@ int run_coordinator(const CoordinatorOptions& opt) {
   search::ClusterRunsOptions runs_options;
   runs_options.db_path = opt.db;
   runs_options.data_dir = opt.data.empty() ? opt.db + ".files" : opt.data;
+  runs_options.datasets_dir = opt.datasets;
+  if (!opt.datasets.empty() && !std::filesystem::is_directory(opt.datasets)) {
+    throw UserError("coordinator: --datasets " + opt.datasets + " is not a folder");
+  }
   search::ClusterRuns runs(pool, service, runs_options);
   service.set_client_calls(&runs);
 
@@ -138,6 +143,9 @@ CommandRunner add_coordinator_command(CLI::App& app) {
   cmd->add_option("--db", opt->db, "the SQLite database")->capture_default_str();
   cmd->add_option("--data", opt->data,
                   "folder for submitted pipelines and photos (default: DB.files)");
+  cmd->add_option("--datasets", opt->datasets,
+                  "folder of named datasets a submit may ask for: NAME/train/ and NAME/test/ "
+                  "hold each one's photos");
   cmd->add_option("--token-file", opt->token_file,
                   "file whose first line is the token every call must carry (default: the "
                   "STIPPLE_TOKEN environment variable)");

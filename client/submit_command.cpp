@@ -21,6 +21,7 @@ struct SubmitOptions {
   ConnectionArgs connection;
   std::string pipeline;
   std::vector<std::string> images, test_images;
+  std::string dataset;
   std::string baseline;
   client::SubmitSpec spec;
   bool wait = false;
@@ -29,9 +30,13 @@ struct SubmitOptions {
 int run_submit(const SubmitOptions& opt) {
   client::SubmitSpec spec = opt.spec;
   spec.pipeline_file = opt.pipeline;
-  const PhotoSets photos = choose_photos(opt.images, opt.test_images);
-  spec.train_images = photos.train;
-  spec.test_images = photos.test;
+  if (opt.dataset.empty()) {
+    const PhotoSets photos = choose_photos(opt.images, opt.test_images);
+    spec.train_images = photos.train;
+    spec.test_images = photos.test;
+  } else {
+    spec.dataset = opt.dataset;
+  }
   if (opt.baseline.empty()) {
     std::filesystem::path hand = std::filesystem::path(opt.pipeline).replace_extension(".sched");
     if (std::filesystem::exists(hand)) spec.baseline_file = hand.string();
@@ -69,10 +74,17 @@ CommandRunner add_submit_command(CLI::App& app) {
   auto opt = std::make_shared<SubmitOptions>();
   cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
   add_connection_options(cmd, opt->connection);
-  cmd->add_option("--images", opt->images,
-                  "photos to tune on (files or folders). Every third is held out for the test "
-                  "unless --test-images is given. Default: the bundled photos");
-  cmd->add_option("--test-images", opt->test_images, "photos the front is re-measured on");
+  CLI::Option* images =
+      cmd->add_option("--images", opt->images,
+                      "photos to tune on (files or folders). Every third is held out for the test "
+                      "unless --test-images is given. Default: the bundled photos");
+  CLI::Option* test_images =
+      cmd->add_option("--test-images", opt->test_images, "photos the front is re-measured on");
+  cmd->add_option("--dataset", opt->dataset,
+                  "tune on a dataset the coordinator keeps (its --datasets folder), by name, "
+                  "instead of sending photos")
+      ->excludes(images)
+      ->excludes(test_images);
   cmd->add_option("--strategy", opt->spec.strategy, "portfolio, genetic, hill or reuse")
       ->check(CLI::IsMember({"portfolio", "genetic", "hill", "reuse"}))
       ->capture_default_str();

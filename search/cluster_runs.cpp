@@ -351,41 +351,46 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
                              (sha256_hex(baseline_text).substr(0, 32) + ".sched"))
                                 .string();
     }
-    const std::string target = choose_target(request.target());
     // The photos: all checked, then written to the data folder and decoded (one that does
     // not decode is removed again unless it was there before).
     std::vector<std::pair<std::string, std::string>> photos;  // (split, stored path)
-    if (!request.dataset().empty()) {
-      refuse(grpc::StatusCode::INVALID_ARGUMENT,
-             "named datasets are not kept by this coordinator; send the photos");
-    }
     if (request.images_size() != request.image_contents_size()) {
       refuse(grpc::StatusCode::INVALID_ARGUMENT, "images and image_contents differ in length");
     }
-    if (request.images_size() == 0) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no photos");
-    if (request.images_size() > options_.max_images) {
-      refuse(grpc::StatusCode::INVALID_ARGUMENT, std::to_string(request.images_size()) +
+    // A named dataset's photos go the way sent ones do: checked, stored by hash, decoded.
+    proto::SubmitRunRequest from_dataset;
+    if (!request.dataset().empty()) {
+      if (request.images_size() > 0) {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, "send photos or name a dataset, not both");
+      }
+      from_dataset = dataset_photos(request.dataset());
+    }
+    const proto::SubmitRunRequest& sent = request.dataset().empty() ? request : from_dataset;
+    const std::string target = choose_target(request.target());
+    if (sent.images_size() == 0) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no photos");
+    if (sent.images_size() > options_.max_images) {
+      refuse(grpc::StatusCode::INVALID_ARGUMENT, std::to_string(sent.images_size()) +
                                                      " photos; the limit is " +
                                                      std::to_string(options_.max_images));
     }
     std::vector<std::string> hashes;
     bool any_train = false;
-    for (int i = 0; i < request.images_size(); ++i) {
-      const proto::ImageRef& ref = request.images(i);
+    for (int i = 0; i < sent.images_size(); ++i) {
+      const proto::ImageRef& ref = sent.images(i);
       const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
       if (ref.split() != "train" && ref.split() != "test") {
         refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": split must be train or test");
       }
       any_train |= ref.split() == "train";
-      hashes.push_back(sha256_hex(request.image_contents(i)));
+      hashes.push_back(sha256_hex(sent.image_contents(i)));
       if (!ref.sha256().empty() && ref.sha256() != hashes.back()) {
         refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": its bytes do not match its sha256");
       }
     }
     if (!any_train) refuse(grpc::StatusCode::INVALID_ARGUMENT, "no training photo");
-    for (int i = 0; i < request.images_size(); ++i) {
-      const proto::ImageRef& ref = request.images(i);
-      const std::string& bytes = request.image_contents(i);
+    for (int i = 0; i < sent.images_size(); ++i) {
+      const proto::ImageRef& ref = sent.images(i);
+      const std::string& bytes = sent.image_contents(i);
       const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
       const std::string& hash = hashes[size_t(i)];
       std::string ext = fs::path(safe_file_name(ref.name(), "photo.png")).extension().string();
@@ -420,10 +425,10 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
 
     const int64_t id = start(o, target, 0);
     spdlog::info(
-        "run {}: {} submitted ({} strategy, budget {}, {} training and {} test photos, "
+        "run {}: {} submitted ({} strategy, budget {}, {} training and {} test photos{}, "
         "target {})",
         id, pipeline.name, o.strategy, o.budget, o.train_images.size(), o.test_images.size(),
-        target);
+        request.dataset().empty() ? "" : " of dataset " + request.dataset(), target);
     response->set_run_id(id);
     return grpc::Status::OK;
   } catch (const Refusal& r) {
@@ -434,6 +439,64 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
     spdlog::error("submit: {}", e.what());
     return {grpc::StatusCode::INTERNAL, e.what()};
   }
+}
+
+proto::SubmitRunRequest ClusterRuns::dataset_photos(const std::string& name) const {
+  if (options_.datasets_dir.empty()) {
+    refuse(grpc::StatusCode::FAILED_PRECONDITION,
+           "this coordinator keeps no datasets (start it with --datasets DIR); send the photos");
+  }
+  // The name becomes a path: a plain name only, never a way out of the folder.
+  const bool plain = name.size() <= 100 && name[0] != '.' &&
+                     std::all_of(name.begin(), name.end(), [](unsigned char c) {
+                       return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+                     });
+  if (!plain) {
+    refuse(grpc::StatusCode::INVALID_ARGUMENT,
+           "'" + name + "' is not a dataset name (letters, digits, '-', '_' and '.')");
+  }
+  const fs::path root = fs::path(options_.datasets_dir) / name;
+  std::error_code ec;
+  if (!fs::is_directory(root / "train", ec)) {
+    std::vector<std::string> known;
+    for (const auto& e : fs::directory_iterator(options_.datasets_dir, ec)) {
+      if (fs::is_directory(e.path() / "train")) known.push_back(e.path().filename().string());
+    }
+    std::sort(known.begin(), known.end());
+    std::string list;
+    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    refuse(grpc::StatusCode::NOT_FOUND, "no dataset '" + name + "' on this coordinator (it has: " +
+                                            (list.empty() ? "none" : list) + ")");
+  }
+  proto::SubmitRunRequest photos;
+  for (const char* split : {"train", "test"}) {
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(root / split, ec)) {
+      std::string ext = e.path().extension().string();
+      std::transform(ext.begin(), ext.end(), ext.begin(),
+                     [](unsigned char c) { return char(std::tolower(c)); });
+      if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg")) {
+        files.push_back(e.path());
+      }
+    }
+    std::sort(files.begin(), files.end());  // the photos' order is the results' order
+    if (int(photos.images_size() + files.size()) > options_.max_images) {
+      refuse(grpc::StatusCode::FAILED_PRECONDITION, "dataset '" + name + "' has more than " +
+                                                        std::to_string(options_.max_images) +
+                                                        " photos, the limit of a run");
+    }
+    for (const fs::path& f : files) {
+      proto::ImageRef* ref = photos.add_images();
+      ref->set_name(f.filename().string());
+      ref->set_split(split);
+      photos.add_image_contents(dataset::read_text_file(f.string()));
+    }
+  }
+  if (photos.images_size() == 0) {
+    refuse(grpc::StatusCode::FAILED_PRECONDITION,
+           "dataset '" + name + "' has no photos in " + (root / "train").string());
+  }
+  return photos;
 }
 
 std::optional<proto::RunProgress> ClusterRuns::stored_progress(int64_t run_id) {

@@ -39,6 +39,9 @@ struct ClusterRunsOptions {
   std::string db_path;
   /// Where submitted pipelines, baselines and photos are kept, by content hash.
   std::string data_dir;
+  /// Named datasets a submit may ask for instead of sending photos: DATASETS/NAME/train/
+  /// and DATASETS/NAME/test/ hold the photos (.png, .jpg); empty: none.
+  std::string datasets_dir;
   // Limits on what one submit may ask for.
   int64_t max_pipeline_bytes = 1 << 20;
   int max_images = 64;
@@ -64,6 +67,9 @@ class ClusterRuns final : public ClientCalls {
 
   grpc::Status submit(const proto::SubmitRunRequest& request,
                       proto::SubmitRunResponse* response) override;
+  /// The photos of a named dataset (ClusterRunsOptions::datasets_dir), as a request's
+  /// images and image_contents. Throws the refusal submit answers with.
+  proto::SubmitRunRequest dataset_photos(const std::string& name) const;
   grpc::Status watch(int64_t run_id, grpc::ServerContext& context,
                      grpc::ServerWriter<proto::RunProgress>& writer) override;
   grpc::Status list(proto::ListRunsResponse* response) override;

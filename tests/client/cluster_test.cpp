@@ -11,6 +11,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include "client/coordinator_client.h"
+#include "search/content_hash.h"
 #include "shell.h"
 #include "storage/database.h"
 
@@ -294,6 +296,50 @@ TEST_F(ClusterTest, ThreeWorkersFindTheFrontTuneFinds) {
   const nlohmann::json listing = nlohmann::json::parse(shown.output);
   for (const auto& v : listing.at("variants")) tune_shown.push_back(v.at("schedule"));
   EXPECT_EQ(tune_shown, cluster_front);
+}
+
+// A dataset the coordinator keeps (--datasets DIR, NAME/train and NAME/test): a submit
+// names it instead of sending photos and the run tunes on its photos, stored by hash like
+// sent ones. An unknown name is NOT_FOUND with the names there are, a name that is a path
+// is refused, photos and a dataset together are refused, and a coordinator without
+// --datasets says to send the photos.
+TEST_F(ClusterTest, ASubmitNamingADatasetTunesOnTheCoordinatorsPhotos) {
+  namespace fs = std::filesystem;
+  fs::create_directories(path("datasets/small/train"));
+  fs::create_directories(path("datasets/small/test"));
+  fs::create_directories(path("datasets/empty"));
+  fs::copy_file(kTrain, path("datasets/small/train/people.png"));
+  fs::copy_file(kTest, path("datasets/small/test/natural.png"));
+  const std::string address = start_coordinator({"--datasets", path("datasets")});
+  start_worker(address);
+  const std::string submit = "submit " + kPipeline + " --coordinator " + address + " --budget 6";
+  Result r = stipple(submit + " --dataset small --wait");
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int64_t run = std::stoll(r.output.substr(r.output.find("run ") + 4));
+  EXPECT_EQ(train_evaluations(run).size(), 6u);
+  // Its photos as the coordinator stored them: by the hash of their bytes.
+  const std::string stored = db_path() + ".files/images/";
+  EXPECT_TRUE(fs::exists(stored + search::sha256_hex(read_file(kTrain)) + ".png"));
+  EXPECT_TRUE(fs::exists(stored + search::sha256_hex(read_file(kTest)) + ".png"));
+
+  r = stipple(submit + " --dataset nope");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("no dataset 'nope' on this coordinator (it has: small)"),
+            std::string::npos)
+      << r.output;
+  r = stipple(submit + " --dataset ../datasets/small");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("is not a dataset name"), std::string::npos) << r.output;
+  r = stipple(submit + " --dataset small --images " + kTrain);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  auto c = client(address);
+  EXPECT_EQ(c.runs().size(), 1u);  // the refused ones left no run
+
+  kill_process(coordinator_, SIGTERM);
+  const std::string plain = start_coordinator();
+  r = stipple("submit " + kPipeline + " --coordinator " + plain + " --dataset small");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("keeps no datasets"), std::string::npos) << r.output;
 }
 
 TEST_F(ClusterTest, KilledCoordinatorRestartsAndTheRunResumes) {
