@@ -103,6 +103,45 @@ grpc::Status unimplemented() {
   return {grpc::StatusCode::UNIMPLEMENTED, "this server does not serve runs"};
 }
 
+/// Serves a unary call raw: the token first, then the request's bytes parsed (a body that
+/// does not parse is INVALID_ARGUMENT naming the message it is not), then `call`. An
+/// exception from `call` is INTERNAL with its message: nothing escapes into gRPC's thread.
+template <typename Request, typename Response, typename Call>
+grpc::ServerUnaryReactor* serve_raw(grpc::CallbackServerContext* context, const std::string& token,
+                                    const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
+                                    Call&& call) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  grpc::Status st = rpc::check_token(*context, token);
+  if (st.ok()) {
+    std::string bytes;
+    std::vector<grpc::Slice> slices;
+    if (in->Dump(&slices).ok()) {
+      for (const grpc::Slice& slice : slices) {
+        bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+      }
+    }
+    Request request;
+    if (!request.ParseFromString(bytes)) {
+      st = {grpc::StatusCode::INVALID_ARGUMENT,
+            "the request is not a " + Request::descriptor()->name() + " (its " +
+                std::to_string(bytes.size()) + " bytes do not parse)"};
+    } else {
+      Response response;
+      try {
+        st = call(request, &response);
+      } catch (const std::exception& e) {
+        st = {grpc::StatusCode::INTERNAL, e.what()};
+      }
+      if (st.ok()) {
+        grpc::Slice slice(response.SerializeAsString());
+        *out = grpc::ByteBuffer(&slice, 1);
+      }
+    }
+  }
+  reactor->Finish(st);
+  return reactor;
+}
+
 }  // namespace
 
 void configure_server(grpc::ServerBuilder& builder, int max_message_bytes) {
@@ -166,11 +205,9 @@ void CoordinatorService::unbind_run(const std::string& run_id) {
 
 // ---- worker calls ----
 
-grpc::Status CoordinatorService::RegisterWorker(grpc::ServerContext* context,
-                                                const proto::RegisterWorkerRequest* request,
-                                                proto::RegisterWorkerResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  const proto::Capabilities& c = request->capabilities();
+grpc::Status CoordinatorService::register_worker(const proto::RegisterWorkerRequest& request,
+                                                 proto::RegisterWorkerResponse* response) {
+  const proto::Capabilities& c = request.capabilities();
   if (c.target().empty() || c.host().empty()) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "capabilities need a host and a target key"};
   }
@@ -262,23 +299,21 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::ReportResults(grpc::ServerContext* context,
-                                               const proto::ReportResultsRequest* request,
-                                               proto::ReportResultsResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+grpc::Status CoordinatorService::report_results(const proto::ReportResultsRequest& request,
+                                                proto::ReportResultsResponse* response) {
   // Everything is checked before anything is stored: a call with one bad result changes
   // nothing.
   {
     std::lock_guard lock(mu_);
-    for (const proto::JobResult& r : request->results()) {
+    for (const proto::JobResult& r : request.results()) {
       auto job = jobs_.find(r.job_id());
       const std::string why = invalid_result(r, job == jobs_.end() ? -1 : job->second.photos);
       if (!why.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, why};
     }
   }
   int accepted = 0, duplicates = 0, unknown = 0;
-  for (const proto::JobResult& r : request->results()) {
-    switch (pool_.report(request->worker_id(), r.job_id(), to_result(r))) {
+  for (const proto::JobResult& r : request.results()) {
+    switch (pool_.report(request.worker_id(), r.job_id(), to_result(r))) {
       case workers::ReportOutcome::Accepted: ++accepted; break;
       case workers::ReportOutcome::Duplicate: ++duplicates; break;
       case workers::ReportOutcome::UnknownJob:
@@ -292,22 +327,12 @@ grpc::Status CoordinatorService::ReportResults(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::Heartbeat(grpc::ServerContext* context,
-                                           const proto::HeartbeatRequest* request,
-                                           proto::HeartbeatResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  response->set_known(pool_.heartbeat(request->worker_id()));
-  return grpc::Status::OK;
-}
-
-grpc::Status CoordinatorService::GetSetup(grpc::ServerContext* context,
-                                          const proto::GetSetupRequest* request,
-                                          proto::EvaluationSetup* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+grpc::Status CoordinatorService::get_setup(const proto::GetSetupRequest& request,
+                                           proto::EvaluationSetup* response) {
   std::shared_ptr<const Setup> setup;
   {
     std::lock_guard lock(mu_);
-    auto it = setups_.find(request->setup_id());
+    auto it = setups_.find(request.setup_id());
     if (it == setups_.end()) return {grpc::StatusCode::NOT_FOUND, "no such setup"};
     setup = it->second;
   }
@@ -315,15 +340,13 @@ grpc::Status CoordinatorService::GetSetup(grpc::ServerContext* context,
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::GetImage(grpc::ServerContext* context,
-                                          const proto::GetImageRequest* request,
-                                          proto::GetImageResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+grpc::Status CoordinatorService::get_image(const proto::GetImageRequest& request,
+                                           proto::GetImageResponse* response) {
   std::shared_ptr<const std::string> bytes;
   {
     std::lock_guard lock(mu_);
     // Only photos of registered setups: the coordinator is no file server.
-    auto it = images_.find(request->sha256());
+    auto it = images_.find(request.sha256());
     if (it == images_.end()) return {grpc::StatusCode::NOT_FOUND, "no photo with that hash"};
     bytes = it->second;
   }
@@ -333,43 +356,6 @@ grpc::Status CoordinatorService::GetImage(grpc::ServerContext* context,
 
 // ---- client calls ----
 
-grpc::ServerUnaryReactor* CoordinatorService::SubmitRun(grpc::CallbackServerContext* context,
-                                                        const grpc::ByteBuffer* request,
-                                                        grpc::ByteBuffer* response) {
-  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) {
-    reactor->Finish(st);
-    return reactor;
-  }
-  if (!client_calls_) {
-    reactor->Finish(unimplemented());
-    return reactor;
-  }
-  std::vector<grpc::Slice> slices;
-  proto::SubmitRunRequest parsed;
-  std::string bytes;
-  if (request->Dump(&slices).ok()) {
-    for (const grpc::Slice& slice : slices) {
-      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-    }
-  }
-  if (!parsed.ParseFromString(bytes)) {
-    reactor->Finish({grpc::StatusCode::INVALID_ARGUMENT,
-                     "the request is not a SubmitRunRequest (its " + std::to_string(bytes.size()) +
-                         " bytes do not parse)"});
-    return reactor;
-  }
-  proto::SubmitRunResponse answer;
-  // Short work (files written, a thread started): done here rather than on another thread.
-  const grpc::Status st = client_calls_->submit(parsed, &answer);
-  if (st.ok()) {
-    grpc::Slice out(answer.SerializeAsString());
-    *response = grpc::ByteBuffer(&out, 1);
-  }
-  reactor->Finish(st);
-  return reactor;
-}
-
 grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* context,
                                           const proto::WatchRunRequest* request,
                                           grpc::ServerWriter<proto::RunProgress>* writer) {
@@ -378,34 +364,7 @@ grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* context,
   return client_calls_->watch(request->run_id(), *context, *writer);
 }
 
-grpc::Status CoordinatorService::ListRuns(grpc::ServerContext* context,
-                                          const proto::ListRunsRequest*,
-                                          proto::ListRunsResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  if (!client_calls_) return unimplemented();
-  return client_calls_->list(response);
-}
-
-grpc::Status CoordinatorService::GetFront(grpc::ServerContext* context,
-                                          const proto::GetFrontRequest* request,
-                                          proto::GetFrontResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  if (!client_calls_) return unimplemented();
-  return client_calls_->front(request->run_id(), response);
-}
-
-grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* context,
-                                           const proto::CancelRunRequest* request,
-                                           proto::CancelRunResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  if (!client_calls_) return unimplemented();
-  return client_calls_->cancel(request->run_id(), response);
-}
-
-grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* context,
-                                             const proto::ListWorkersRequest*,
-                                             proto::ListWorkersResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+grpc::Status CoordinatorService::list_workers(proto::ListWorkersResponse* response) {
   const workers::PoolSnapshot snapshot = pool_.snapshot();
   for (const workers::WorkerInfo& w : snapshot.workers) {
     proto::WorkerStatus* out = response->add_workers();
@@ -422,6 +381,84 @@ grpc::Status CoordinatorService::ListWorkers(grpc::ServerContext* context,
   response->set_jobs_redispatched(snapshot.counters.redispatched);
   response->set_duplicate_results(snapshot.counters.duplicates);
   return grpc::Status::OK;
+}
+
+// ---- the raw unary calls ----
+
+using Raw = grpc::ServerUnaryReactor*;
+
+Raw CoordinatorService::RegisterWorker(RawContext* c, const grpc::ByteBuffer* in,
+                                       grpc::ByteBuffer* out) {
+  return serve_raw<proto::RegisterWorkerRequest, proto::RegisterWorkerResponse>(
+      c, options_.token, in, out,
+      [&](const auto& request, auto* response) { return register_worker(request, response); });
+}
+
+Raw CoordinatorService::ReportResults(RawContext* c, const grpc::ByteBuffer* in,
+                                      grpc::ByteBuffer* out) {
+  return serve_raw<proto::ReportResultsRequest, proto::ReportResultsResponse>(
+      c, options_.token, in, out,
+      [&](const auto& request, auto* response) { return report_results(request, response); });
+}
+
+Raw CoordinatorService::Heartbeat(RawContext* c, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out) {
+  return serve_raw<proto::HeartbeatRequest, proto::HeartbeatResponse>(
+      c, options_.token, in, out, [&](const auto& request, auto* response) {
+        response->set_known(pool_.heartbeat(request.worker_id()));
+        return grpc::Status::OK;
+      });
+}
+
+Raw CoordinatorService::GetSetup(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  return serve_raw<proto::GetSetupRequest, proto::EvaluationSetup>(
+      c, options_.token, in, out,
+      [&](const auto& request, auto* response) { return get_setup(request, response); });
+}
+
+Raw CoordinatorService::GetImage(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  return serve_raw<proto::GetImageRequest, proto::GetImageResponse>(
+      c, options_.token, in, out,
+      [&](const auto& request, auto* response) { return get_image(request, response); });
+}
+
+Raw CoordinatorService::ListWorkers(RawContext* c, const grpc::ByteBuffer* in,
+                                    grpc::ByteBuffer* out) {
+  return serve_raw<proto::ListWorkersRequest, proto::ListWorkersResponse>(
+      c, options_.token, in, out,
+      [&](const auto&, auto* response) { return list_workers(response); });
+}
+
+// Short work each (files written and a thread started, a query): done on the callback
+// thread rather than handed to another.
+Raw CoordinatorService::SubmitRun(RawContext* c, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out) {
+  return serve_raw<proto::SubmitRunRequest, proto::SubmitRunResponse>(
+      c, options_.token, in, out, [&](const auto& request, auto* response) {
+        return client_calls_ ? client_calls_->submit(request, response) : unimplemented();
+      });
+}
+
+Raw CoordinatorService::ListRuns(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  return serve_raw<proto::ListRunsRequest, proto::ListRunsResponse>(
+      c, options_.token, in, out, [&](const auto&, auto* response) {
+        return client_calls_ ? client_calls_->list(response) : unimplemented();
+      });
+}
+
+Raw CoordinatorService::GetFront(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  return serve_raw<proto::GetFrontRequest, proto::GetFrontResponse>(
+      c, options_.token, in, out, [&](const auto& request, auto* response) {
+        return client_calls_ ? client_calls_->front(request.run_id(), response) : unimplemented();
+      });
+}
+
+grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* context,
+                                           const proto::CancelRunRequest* request,
+                                           proto::CancelRunResponse* response) {
+  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
+  if (!client_calls_) return unimplemented();
+  return client_calls_->cancel(request->run_id(), response);
 }
 
 }  // namespace stipple::search

@@ -68,11 +68,23 @@ class ClientCalls {
   virtual grpc::Status cancel(int64_t run_id, proto::CancelRunResponse* response) = 0;
 };
 
-// SubmitRun is served raw (the request's bytes parsed here): a body that is not a
-// SubmitRunRequest gets INVALID_ARGUMENT saying so, where gRPC's own parsing would answer
-// INTERNAL without a reason. It is the call that carries what users write.
-class CoordinatorService final
-    : public proto::Coordinator::WithRawCallbackMethod_SubmitRun<proto::Coordinator::Service> {
+// The unary calls are served raw (the request's bytes parsed here, after the token is
+// checked): a body that is not the call's request gets INVALID_ARGUMENT saying so, where
+// gRPC's own parsing would answer INTERNAL without a reason. The calls that block stay on
+// gRPC's synchronous threads, and its parsing: LeaseJobs (a long poll), WatchRun (a
+// stream) and CancelRun (it waits for the run's session to stop).
+using CoordinatorServiceBase = proto::Coordinator::WithRawCallbackMethod_SubmitRun<
+    proto::Coordinator::WithRawCallbackMethod_ListRuns<
+        proto::Coordinator::WithRawCallbackMethod_GetFront<
+            proto::Coordinator::WithRawCallbackMethod_ListWorkers<
+                proto::Coordinator::WithRawCallbackMethod_RegisterWorker<
+                    proto::Coordinator::WithRawCallbackMethod_ReportResults<
+                        proto::Coordinator::WithRawCallbackMethod_Heartbeat<
+                            proto::Coordinator::WithRawCallbackMethod_GetSetup<
+                                proto::Coordinator::WithRawCallbackMethod_GetImage<
+                                    proto::Coordinator::Service>>>>>>>>>;
+
+class CoordinatorService final : public CoordinatorServiceBase {
  public:
   CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options);
 
@@ -93,39 +105,38 @@ class CoordinatorService final
 
   // ---- worker calls ----
 
-  grpc::Status RegisterWorker(grpc::ServerContext* context,
-                              const proto::RegisterWorkerRequest* request,
-                              proto::RegisterWorkerResponse* response) override;
+  using Raw = grpc::ServerUnaryReactor*;
+  using RawContext = grpc::CallbackServerContext;
+  Raw RegisterWorker(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   grpc::Status LeaseJobs(grpc::ServerContext* context, const proto::LeaseJobsRequest* request,
                          proto::LeaseJobsResponse* response) override;
-  grpc::Status ReportResults(grpc::ServerContext* context,
-                             const proto::ReportResultsRequest* request,
-                             proto::ReportResultsResponse* response) override;
-  grpc::Status Heartbeat(grpc::ServerContext* context, const proto::HeartbeatRequest* request,
-                         proto::HeartbeatResponse* response) override;
-  grpc::Status GetSetup(grpc::ServerContext* context, const proto::GetSetupRequest* request,
-                        proto::EvaluationSetup* response) override;
-  grpc::Status GetImage(grpc::ServerContext* context, const proto::GetImageRequest* request,
-                        proto::GetImageResponse* response) override;
+  Raw ReportResults(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
+  Raw Heartbeat(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
+  Raw GetSetup(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
+  Raw GetImage(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
 
   // ---- client calls: the token checked, then ListWorkers here and the rest to
   // ClientCalls ----
 
-  grpc::ServerUnaryReactor* SubmitRun(grpc::CallbackServerContext* context,
-                                      const grpc::ByteBuffer* request,
-                                      grpc::ByteBuffer* response) override;
+  Raw SubmitRun(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   grpc::Status WatchRun(grpc::ServerContext* context, const proto::WatchRunRequest* request,
                         grpc::ServerWriter<proto::RunProgress>* writer) override;
-  grpc::Status ListRuns(grpc::ServerContext* context, const proto::ListRunsRequest* request,
-                        proto::ListRunsResponse* response) override;
-  grpc::Status GetFront(grpc::ServerContext* context, const proto::GetFrontRequest* request,
-                        proto::GetFrontResponse* response) override;
+  Raw ListRuns(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
+  Raw GetFront(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   grpc::Status CancelRun(grpc::ServerContext* context, const proto::CancelRunRequest* request,
                          proto::CancelRunResponse* response) override;
-  grpc::Status ListWorkers(grpc::ServerContext* context, const proto::ListWorkersRequest* request,
-                           proto::ListWorkersResponse* response) override;
+  Raw ListWorkers(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
 
  private:
+  // The calls, their request parsed and the token checked (serve_raw in the .cpp).
+  grpc::Status register_worker(const proto::RegisterWorkerRequest& request,
+                               proto::RegisterWorkerResponse* response);
+  grpc::Status report_results(const proto::ReportResultsRequest& request,
+                              proto::ReportResultsResponse* response);
+  grpc::Status get_setup(const proto::GetSetupRequest& request, proto::EvaluationSetup* response);
+  grpc::Status get_image(const proto::GetImageRequest& request, proto::GetImageResponse* response);
+  grpc::Status list_workers(proto::ListWorkersResponse* response);
+
   struct Setup {
     proto::EvaluationSetup message;            // what GetSetup answers
     std::shared_ptr<const Pipeline> pipeline;  // schedules are parsed against it

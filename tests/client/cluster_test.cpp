@@ -312,6 +312,8 @@ TEST_F(ClusterTest, ASubmitNamingADatasetTunesOnTheCoordinatorsPhotos) {
   fs::copy_file(kTest, path("datasets/small/test/natural.png"));
   const std::string address = start_coordinator({"--datasets", path("datasets")});
   start_worker(address);
+  auto c = client(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
   const std::string submit = "submit " + kPipeline + " --coordinator " + address + " --budget 6";
   Result r = stipple(submit + " --dataset small --wait");
   ASSERT_EQ(r.exit_code, 0) << r.output;
@@ -332,7 +334,6 @@ TEST_F(ClusterTest, ASubmitNamingADatasetTunesOnTheCoordinatorsPhotos) {
   EXPECT_NE(r.output.find("is not a dataset name"), std::string::npos) << r.output;
   r = stipple(submit + " --dataset small --images " + kTrain);
   EXPECT_EQ(r.exit_code, 2) << r.output;
-  auto c = client(address);
   EXPECT_EQ(c.runs().size(), 1u);  // the refused ones left no run
 
   kill_process(coordinator_, SIGTERM);
@@ -487,10 +488,23 @@ TEST_F(ClusterTest, AWorkerOfAnotherTargetNeverGetsTheRunsJobs) {
 TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {
   const std::string address = start_coordinator({"--max-message-mib", "4"});
   auto c = client(address);
-  // Bytes that are not a SubmitRunRequest, sent through a generic stub.
-  {
-    auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
-    grpc::GenericStub generic(channel);
+  // Bytes that are not the call's request, sent through a generic stub to every unary
+  // call the coordinator parses itself: INVALID_ARGUMENT naming the message. (LeaseJobs,
+  // WatchRun and CancelRun block, stay on gRPC's synchronous path and get its INTERNAL.)
+  const std::vector<std::pair<std::string, std::string>> calls = {
+      {"SubmitRun", "SubmitRunRequest"},
+      {"ListRuns", "ListRunsRequest"},
+      {"GetFront", "GetFrontRequest"},
+      {"ListWorkers", "ListWorkersRequest"},
+      {"RegisterWorker", "RegisterWorkerRequest"},
+      {"ReportResults", "ReportResultsRequest"},
+      {"Heartbeat", "HeartbeatRequest"},
+      {"GetSetup", "GetSetupRequest"},
+      {"GetImage", "GetImageRequest"}};
+  auto channel = grpc::CreateChannel(address, grpc::InsecureChannelCredentials());
+  grpc::GenericStub generic(channel);
+  for (const auto& [call, message] : calls) {
+    SCOPED_TRACE(call);
     const std::string garbage = "\xff\xff\xff\xff\x0f not a protobuf";
     grpc::Slice slice(garbage);
     grpc::ByteBuffer request(&slice, 1), response;
@@ -500,7 +514,7 @@ TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {
     std::condition_variable cv;
     bool done = false;
     grpc::Status status;
-    generic.UnaryCall(&ctx, "/stipple.proto.Coordinator/SubmitRun", grpc::StubOptions(), &request,
+    generic.UnaryCall(&ctx, "/stipple.proto.Coordinator/" + call, grpc::StubOptions(), &request,
                       &response, [&](grpc::Status s) {
                         std::lock_guard lock(mu);
                         status = s;
@@ -510,7 +524,8 @@ TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {
     std::unique_lock lock(mu);
     ASSERT_TRUE(cv.wait_for(lock, 15s, [&] { return done; }));
     EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << status.error_message();
-    EXPECT_NE(status.error_message().find("not a SubmitRunRequest"), std::string::npos);
+    EXPECT_NE(status.error_message().find("not a " + message), std::string::npos)
+        << status.error_message();
   }
   // A truncated pipeline: INVALID_ARGUMENT with the file:line:col of the error.
   client::SubmitSpec spec;
