@@ -31,6 +31,7 @@ struct WorkerCliOptions {
   double deadline = 60;
   std::string evaluator;
   int compile_jobs = 0;
+  int64_t cache_max_mib = 4096;
   std::string benchmark_lock = workers::kDefaultBenchmarkLock;
 };
 
@@ -62,6 +63,7 @@ int run_worker(const WorkerCliOptions& opt) {
   o.evaluator.deadline_seconds = opt.deadline;
   o.evaluator.benchmark_lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
   o.compile_jobs = opt.compile_jobs;
+  o.cache_max_bytes = opt.cache_max_mib << 20;
   o.capabilities = workers::detect_host_capabilities();
   const workers::WorkerCapabilities& c = o.capabilities;
   spdlog::info("worker on {}: {} {}, {} cores, L2 {} KiB, LLC {} KiB, {}-bit vectors; target {}",
@@ -101,11 +103,17 @@ CommandRunner add_worker_command(CLI::App& app) {
                   "PEM certificate of this worker, for mutual TLS (with --tls-key)");
   cmd->add_option("--tls-key", opt->tls.key, "PEM private key of --tls-cert");
   cmd->add_option("--cache", opt->cache,
-                  "folder for cached photos (default: $XDG_CACHE_HOME/stipple, else "
+                  "folder for cached photos and reference outputs (default: "
+                  "$XDG_CACHE_HOME/stipple, else "
                   "~/.cache/stipple)");
   cmd->add_option("--deadline", opt->deadline,
                   "seconds a candidate may take (compile and runs) before it is killed")
       ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--cache-max-mib", opt->cache_max_mib,
+                  "size limit of the cache: least recently used photos and reference outputs "
+                  "beyond it are removed")
+      ->check(CLI::Range(int64_t(0), int64_t(1) << 30))
       ->capture_default_str();
   cmd->add_option("--compile-jobs", opt->compile_jobs,
                   "jobs compiled at once, each then timed alone (default: one per core)")

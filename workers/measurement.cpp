@@ -18,6 +18,7 @@
 #include "datasets/benchmark/manifest.h"
 #include "datasets/benchmark/resample.h"
 #include "search/content_hash.h"
+#include "workers/file_cache.h"
 #include "workers/host_target.h"
 #include "workers/reference_cache.h"
 
@@ -121,6 +122,7 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
         if (same_shape) {
           ph.reference = std::move(*b);
           ++references_read_;
+          touch_cache_file(cached);  // recently used: the worker's cache trim keeps it
           loaded.push_back(std::move(ph));
           continue;
         }

@@ -20,6 +20,7 @@
 #include "proto/capabilities_codec.h"
 #include "proto/coordinator.grpc.pb.h"
 #include "search/content_hash.h"
+#include "workers/file_cache.h"
 #include "workers/host_capabilities.h"
 
 namespace stipple::workers {
@@ -197,6 +198,7 @@ class WorkerDaemon::Session {
         // host's benchmark lock orders them). Leasing only when the whole batch is done
         // keeps a new compile from holding up the batch's timed runs.
         wait_for_idle_slots();
+        if (fetched_photos_.exchange(false) || ++batches_since_trim_ >= 50) trim();
         if (stop_ || refused()) break;
         const std::string worker = current_worker();
         std::vector<proto::Job> jobs = lease(int(slots_.size()));
@@ -208,6 +210,7 @@ class WorkerDaemon::Session {
         slots_cv_.notify_all();
       }
       wait_for_idle_slots();
+      if (fetched_photos_.exchange(false)) trim();
       if (refused()) throw Refused(refusal_);
     } catch (const Refused& e) {
       spdlog::error("{}", e.what());
@@ -270,6 +273,21 @@ class WorkerDaemon::Session {
   std::map<std::string, proto::EvaluationSetup> setups_;  // by setup id; never erased
   std::map<std::string, std::string> bad_setups_;         // why each cannot be measured
   std::atomic<bool> warned_target_{false};
+  std::atomic<bool> fetched_photos_{true};  // true: trim once at the start
+  int batches_since_trim_ = 0;              // the main thread's
+
+  /// Keeps the cache under its limit (between batches: no slot is reading it then).
+  void trim() {
+    batches_since_trim_ = 0;
+    const fs::path root(o_.cache_dir);
+    const CacheTrim t = trim_cache({images_, fs::path(o_.evaluator.reference_cache)},
+                                   std::max<int64_t>(0, o_.cache_max_bytes));
+    if (t.files_removed > 0) {
+      spdlog::info("cache {}: removed {} least recently used files, {:.1f} MiB -> {:.1f} MiB",
+                   root.string(), t.files_removed, double(t.bytes_before) / (1 << 20),
+                   double(t.bytes_after) / (1 << 20));
+    }
+  }
 
   bool refused() {
     std::lock_guard lock(slots_mu_);
@@ -465,7 +483,10 @@ class WorkerDaemon::Session {
         bytes = dataset::read_text_file(path.string());
       } catch (const UserError&) {
       }
-      if (search::sha256_hex(bytes) == ref.sha256()) return path.string();
+      if (search::sha256_hex(bytes) == ref.sha256()) {
+        touch_cache_file(path);
+        return path.string();
+      }
       spdlog::warn("cached photo {} does not match its hash: fetching it again", path.string());
       fs::remove(path, ec);
     }
@@ -484,6 +505,7 @@ class WorkerDaemon::Session {
       throw Abandon("photo " + ref.name() + " arrived with another SHA-256 than its own");
     }
     write_file_atomically(path, resp.content());
+    fetched_photos_ = true;
     spdlog::debug("cached photo {} as {}", ref.name(), path.string());
     return path.string();
   }

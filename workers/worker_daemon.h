@@ -46,6 +46,9 @@ struct WorkerDaemonOptions {
   /// Photos under CACHE/images/<sha256>; reference outputs under CACHE/references/<key>
   /// unless evaluator.reference_cache names another folder.
   std::string cache_dir;
+  /// The cache's size limit: after a batch that fetched photos (and every 50 batches) the
+  /// least recently used photos and references beyond it are removed.
+  int64_t cache_max_bytes = int64_t(4) << 30;
   /// The children, their per-candidate deadline and limits, and the host's benchmark lock.
   LocalEvaluatorOptions evaluator;
   int compile_jobs = 0;  // jobs compiled at once (slots); 0: one per core

@@ -4,8 +4,9 @@
 // by hash (and a corrupted one is fetched again), a worker started before its coordinator
 // connects when it comes up, a restarted coordinator that forgot the worker gets it
 // registered again, a crashing candidate is a reported failure, stopping finishes the job
-// in hand, two slots compile a batch at once and time one job at a time, and a wrong token
-// ends the daemon with exit code 2. Every wait is bounded.
+// in hand, two slots compile a batch at once and time one job at a time, the cache stays
+// under its limit, and a wrong token ends the daemon with exit code 2. Every wait is
+// bounded.
 #include "workers/worker_daemon.h"
 
 #include <arpa/inet.h>
@@ -392,6 +393,39 @@ TEST_F(WorkerDaemonTest, CompilesABatchAtOnceAndTimesOneJobAtATime) {
   std::set<std::string> entries;
   for (const auto& e : fs::directory_iterator(references)) entries.insert(e.path().filename());
   EXPECT_EQ(entries.size(), 1u) << "one photo, one setup";
+}
+
+// A cache limit of zero: what a batch fetched or computed is removed once it is done, and
+// the next job fetches the photo again and measures the same.
+TEST_F(WorkerDaemonTest, TheCacheIsKeptUnderItsLimit) {
+  Coordinator c;
+  ASSERT_TRUE(c.server);
+  WorkerDaemonOptions o = options(c.address());
+  o.cache_max_bytes = 0;
+  o.compile_jobs = 1;
+  o.max_evaluators = 1;
+  RunningDaemon daemon(o);
+  const std::vector<JobResult> first = await(c, c.submit({kPerforated}));
+  ASSERT_EQ(first.size(), 1u);
+  EXPECT_EQ(daemon.stop(), 0);
+  auto files = [&](const char* folder) {
+    int n = 0;
+    std::error_code ec;
+    for (fs::directory_iterator it(cache_ / folder, ec), end; !ec && it != end; it.increment(ec)) {
+      ++n;
+    }
+    return n;
+  };
+  EXPECT_EQ(files("images"), 0);
+  EXPECT_EQ(files("references"), 0);
+  RunningDaemon again(o);
+  const std::vector<JobResult> second = await(c, c.submit({kExact}));
+  ASSERT_EQ(second.size(), 1u);
+  EXPECT_EQ(second[0].result.status, "ok") << second[0].result.reason;
+  EXPECT_EQ(second[0].result.error, 0);
+  EXPECT_GT(first[0].result.error, 0);
+  EXPECT_EQ(again.stop(), 0);
+  EXPECT_EQ(files("images"), 0);
 }
 
 // Stopping (SIGTERM's flag) while a job is measured: the worker leases nothing more but
