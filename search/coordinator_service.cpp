@@ -163,7 +163,7 @@ std::string CoordinatorService::add_setup(const workers::EvaluationSetup& setup)
   m.set_pipeline_source(setup.pipeline_source);
   m.set_pipeline_file(setup.pipeline_file);
   for (const auto& [name, value] : setup.params) (*m.mutable_params())[name] = value;
-  std::map<std::string, std::string> bytes_by_hash;
+  std::map<std::string, std::string> path_by_hash;
   for (const auto& [split, paths] : setup.images) {
     s->photos[split] = int(paths.size());
     for (const std::string& path : paths) {
@@ -175,7 +175,7 @@ std::string CoordinatorService::add_setup(const workers::EvaluationSetup& setup)
       ref->set_sha256(sha256_hex(bytes));
       ref->set_width(photo.extent_or_one(0));
       ref->set_height(photo.extent_or_one(1));
-      bytes_by_hash.emplace(ref->sha256(), std::move(bytes));
+      path_by_hash.emplace(ref->sha256(), path);
     }
   }
   m.set_runs(setup.runs);
@@ -185,9 +185,7 @@ std::string CoordinatorService::add_setup(const workers::EvaluationSetup& setup)
 
   std::lock_guard lock(mu_);
   setups_.emplace(id, std::move(s));
-  for (auto& [hash, bytes] : bytes_by_hash) {
-    if (!images_.count(hash)) images_[hash] = std::make_shared<const std::string>(std::move(bytes));
-  }
+  for (const auto& [hash, path] : path_by_hash) images_.emplace(hash, path);
   return id;
 }
 
@@ -342,15 +340,25 @@ grpc::Status CoordinatorService::get_setup(const proto::GetSetupRequest& request
 
 grpc::Status CoordinatorService::get_image(const proto::GetImageRequest& request,
                                            proto::GetImageResponse* response) {
-  std::shared_ptr<const std::string> bytes;
+  std::string path;
   {
     std::lock_guard lock(mu_);
     // Only photos of registered setups: the coordinator is no file server.
     auto it = images_.find(request.sha256());
     if (it == images_.end()) return {grpc::StatusCode::NOT_FOUND, "no photo with that hash"};
-    bytes = it->second;
+    path = it->second;
   }
-  response->set_content(*bytes);
+  std::string bytes;
+  try {
+    bytes = read_file_bytes(path);
+  } catch (const UserError& e) {
+    return {grpc::StatusCode::NOT_FOUND, e.what()};
+  }
+  // A file changed since the setup was made is not the photo the setup names.
+  if (sha256_hex(bytes) != request.sha256()) {
+    return {grpc::StatusCode::NOT_FOUND, "photo " + path + " changed since the run began"};
+  }
+  response->set_content(std::move(bytes));
   return grpc::Status::OK;
 }
 

@@ -153,8 +153,9 @@ class CoordinatorService final : public CoordinatorServiceBase {
   ClientCalls* client_calls_ = nullptr;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<const Setup>> setups_;  // by setup id
-  // Photo bytes by sha256, shared so that GetImage copies them outside the lock.
-  std::map<std::string, std::shared_ptr<const std::string>> images_;
+  // Photo files by the sha256 of their bytes: read when a worker asks (workers cache
+  // them), so that the coordinator's memory does not grow with every photo submitted.
+  std::map<std::string, std::string> images_;
   std::map<std::string, std::string> runs_;  // setup id by pool run id
   std::map<std::string, LeasedJob> jobs_;    // by job id
 };
