@@ -1,5 +1,6 @@
 #include "search/cluster_runs.h"
 
+#include <google/protobuf/util/message_differencer.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_printer.h"
 #include "datasets/benchmark/manifest.h"
+#include "proto/pipeline_codec.h"
 #include "proto/schedule_codec.h"
 #include "search/content_hash.h"
 #include "search/remote_evaluator.h"
@@ -303,6 +305,23 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
       pipeline = compile_pipeline(source, file_name);
     } catch (const UserError& e) {
       refuse(grpc::StatusCode::INVALID_ARGUMENT, e.what());
+    }
+    // The IR the client compiled from the same source, when it sent one: it must be what
+    // the source means here too. A client of another version of the language is refused
+    // rather than shown the front of a pipeline it did not write.
+    if (request.has_pipeline()) {
+      try {
+        from_proto(request.pipeline());  // malformed IR: its own reason
+      } catch (const UserError& e) {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT,
+               std::string("the request's pipeline IR is malformed: ") + e.what());
+      }
+      if (!google::protobuf::util::MessageDifferencer::Equals(request.pipeline(),
+                                                              to_proto(pipeline))) {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT,
+               "the request's pipeline IR is not what its source compiles to on the "
+               "coordinator (a client and coordinator of different stipple versions?)");
+      }
     }
 
     // The search options, then the target, before anything is written: a refused

@@ -543,6 +543,17 @@ TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {
     EXPECT_EQ(e.code(), grpc::StatusCode::INVALID_ARGUMENT);
     EXPECT_NE(std::string(e.what()).find("two_pass_blur.stp:"), std::string::npos) << e.what();
   }
+  // Pipeline IR that is not what the source compiles to (a client of another version).
+  request = client::make_submit_request(spec);
+  request.mutable_pipeline()->set_name("another_pipeline");
+  try {
+    c.submit(request);
+    ADD_FAILURE() << "a pipeline IR that does not match its source was accepted";
+  } catch (const client::RpcError& e) {
+    EXPECT_EQ(e.code(), grpc::StatusCode::INVALID_ARGUMENT);
+    EXPECT_NE(std::string(e.what()).find("is not what its source compiles to"), std::string::npos)
+        << e.what();
+  }
   // A photo whose bytes are not an image.
   request = client::make_submit_request(spec);
   request.set_image_contents(0, "not a png");
