@@ -3,7 +3,9 @@
 # cluster_bench.cpp): evaluations per second of one real tuning run, the same pipeline,
 # photos, seed and budget each time, as
 #   1. `stipple tune` in process,
-#   2. `stipple coordinator` + 1 `stipple worker`, driven by `stipple submit --wait`,
+#   2. `stipple coordinator` + 1 `stipple worker`, driven by `stipple submit --wait`:
+#      with one slot (--compile-jobs 1: compile and time one job at a time), then with
+#      the default of one slot per core (a batch compiles at once, each job timed alone),
 #   3. the same with 2 workers (on this 2-core machine they share the cores),
 #   4. 1 worker again, with the coordinator and the worker (and the client) in two network
 #      namespaces joined by a veth pair, so every call crosses a real network stack (TCP
@@ -126,8 +128,10 @@ tune_rate() {  # ROUND
 }
 
 # ---- 2, 3. coordinator + N workers on loopback ----
-cluster_rate() {  # ROUND WORKERS
-  local n=$2 i name=$1.$2
+cluster_rate() {  # ROUND WORKERS [COMPILE_JOBS]
+  local n=$2 i name=$1.$2${3:+.slots$3}
+  local slots=()
+  if [ -n "${3:-}" ]; then slots=(--compile-jobs "$3"); fi
   local db=$tmp/cluster$name.db
   spawn "coordinator$name" -- "$stipple" coordinator --listen 127.0.0.1:0 --db "$db"
   local coordinator_pid=${pids[-1]}
@@ -135,7 +139,8 @@ cluster_rate() {  # ROUND WORKERS
   address=$(coordinator_address "$tmp/coordinator$name.log")
   local worker_pids=()
   for i in $(seq "$n"); do
-    spawn "worker$name.$i" -- "$stipple" worker --coordinator "$address" --cache "$tmp/cache$name.$i"
+    spawn "worker$name.$i" -- "$stipple" worker --coordinator "$address" --cache "$tmp/cache$name.$i" \
+      "${slots[@]}"
     worker_pids+=("${pids[-1]}")
   done
   wait_workers "$n" -- --coordinator "$address"
@@ -146,7 +151,7 @@ cluster_rate() {  # ROUND WORKERS
   local s e
   s=$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')
   e=$(evaluations "$db")
-  report "coordinator + $n worker(s), loopback" "$s" "$db"
+  report "coordinator + $n worker(s)${3:+, $3 slot(s)}, loopback" "$s" "$db"
   ratio "$s" "$e"
   for i in "${worker_pids[@]}" "$coordinator_pid"; do kill -TERM -- "-$i" 2>/dev/null || true; done
   for i in "${worker_pids[@]}" "$coordinator_pid"; do wait "$i" 2>/dev/null || true; done
@@ -224,6 +229,7 @@ setup_netns
 for round in $(seq "$rounds"); do
   echo "== round $round, $(uptime | sed 's/.*load average/load average/')"
   tune_rate "$round"
+  cluster_rate "$round" 1 1
   cluster_rate "$round" 1
   cluster_rate "$round" 2
   if [ "$netns_ok" = 1 ]; then netns_rate "$round"; fi
