@@ -311,7 +311,8 @@ grpc::Status CoordinatorService::report_results(const proto::ReportResultsReques
   }
   int accepted = 0, duplicates = 0, unknown = 0;
   for (const proto::JobResult& r : request.results()) {
-    switch (pool_.report(request.worker_id(), r.job_id(), to_result(r))) {
+    switch (
+        pool_.report(request.worker_id(), r.job_id(), to_result(r), request.forgotten_lease())) {
       case workers::ReportOutcome::Accepted: ++accepted; break;
       case workers::ReportOutcome::Duplicate: ++duplicates; break;
       case workers::ReportOutcome::UnknownJob:

@@ -188,7 +188,7 @@ class WorkerDaemon::Session {
     try {
       while (!stop_ && !refused()) {
         if (current_worker().empty()) {
-          if (!register_worker()) {
+          if (!register_worker(backoff_)) {
             code = kWorkerBadInput;
             break;
           }
@@ -238,6 +238,7 @@ class WorkerDaemon::Session {
   std::unique_ptr<proto::Coordinator::Stub> stub_;
   Backoff backoff_;  // the main thread's: registering and leasing
   std::mutex link_mu_;
+  std::mutex register_mu_;     // one registration at a time (the main thread or a slot)
   Link link_ = Link::Unknown;  // for one log line per change
 
   // A slot measures one job at a time with its own evaluator children, beside the others.
@@ -374,14 +375,17 @@ class WorkerDaemon::Session {
     }
   }
 
+  /// Registers unless registered already (a slot may have done it: see reregister).
   /// False when the coordinator rejects us for good (bad token or capabilities).
-  bool register_worker() {
+  bool register_worker(Backoff& backoff) {
+    std::lock_guard registering(register_mu_);
+    if (!current_worker().empty()) return true;
     proto::RegisterWorkerRequest req;
     *req.mutable_capabilities() = stipple::to_proto(caps_);
     proto::RegisterWorkerResponse resp;
     const grpc::Status st = stub_->RegisterWorker(context(o_.call_seconds).get(), req, &resp);
     if (st.ok()) {
-      note_up(backoff_);
+      note_up(backoff);
       {
         std::lock_guard lock(mu_);
         worker_id_ = resp.worker_id();
@@ -398,8 +402,29 @@ class WorkerDaemon::Session {
       return false;
     }
     if (!unreachable(st)) spdlog::warn("registering failed: {}", describe(st));
-    note_down_and_wait(st, backoff_);
+    note_down_and_wait(st, backoff);
     return true;
+  }
+
+  /// Whether the coordinator has forgotten worker `id` (it restarted): its heartbeat says so.
+  bool forgotten(const std::string& id) {
+    proto::HeartbeatRequest req;
+    req.set_worker_id(id);
+    proto::HeartbeatResponse resp;
+    const grpc::Status st = stub_->Heartbeat(context(o_.call_seconds).get(), req, &resp);
+    return (st.ok() && !resp.known()) || st.error_code() == grpc::StatusCode::NOT_FOUND;
+  }
+
+  /// A worker id the coordinator knows, registering anew in place of the forgotten `old`
+  /// (the main thread waits for this slot's batch and cannot); empty if that fails by
+  /// `give_up`.
+  std::string reregister(const std::string& old, Backoff& backoff, Clock::time_point give_up) {
+    forget_worker(old);
+    while (!stop_ && Clock::now() < give_up) {
+      if (!register_worker(backoff)) return {};
+      if (std::string id = current_worker(); !id.empty()) return id;
+    }
+    return {};
   }
 
   std::vector<proto::Job> lease(int max_jobs) {
@@ -618,14 +643,36 @@ class WorkerDaemon::Session {
     const double lease_s = job.lease_seconds() > 0 ? job.lease_seconds() : 60;
     const Clock::time_point stop_by = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                          std::chrono::duration<double>(lease_s));
+    Clock::time_point resubmit_by;
     for (;;) {
       proto::ReportResultsResponse resp;
       const grpc::Status st = stub_->ReportResults(context(o_.call_seconds).get(), req, &resp);
       if (st.ok()) {
         note_up(backoff);
+        if (resp.unknown() > 0 && !req.forgotten_lease() && forgotten(worker)) {
+          // The coordinator restarted and forgot the id the job was leased under. Its
+          // resumed run submits the job again: report it under a new registration, so that
+          // the measurement is not repeated.
+          resubmit_by = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(std::min(lease_s, 60.0)));
+          const std::string id = reregister(worker, backoff, resubmit_by);
+          if (!id.empty()) {
+            spdlog::info("job {}: the coordinator restarted; reporting it again as {}",
+                         job.job_id(), id);
+            req.set_worker_id(id);
+            req.set_forgotten_lease(true);
+            continue;
+          }
+        }
+        if (resp.unknown() > 0 && req.forgotten_lease() && !stop_ && Clock::now() < resubmit_by) {
+          sleep_unless(stop_, backoff.next());  // until the resumed run submits it
+          continue;
+        }
         ++reported_;
         if (resp.unknown() > 0) {
           spdlog::info("job {}: the coordinator no longer expects this result", job.job_id());
+        } else if (req.forgotten_lease()) {
+          spdlog::info("job {}: accepted across the coordinator's restart", job.job_id());
         }
         return;
       }

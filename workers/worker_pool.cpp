@@ -149,7 +149,7 @@ LeaseReply WorkerPool::lease(const std::string& worker_id, int max_jobs, Duratio
 }
 
 ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string& job_id,
-                                 const EvaluationResult& result) {
+                                 const EvaluationResult& result, bool forgotten_lease) {
   std::lock_guard lock(mu_);
   TimePoint now = clock_();
   Worker* w = touch(worker_id, now);
@@ -159,9 +159,13 @@ ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string
   Job* job = find_job(job_id);
   if (!job || job->state == JobState::Cancelled) return ReportOutcome::UnknownJob;
   // Only a worker the job was leased to may measure it: another target's timings must
-  // never enter the run's front.
-  if (std::find(job->lessees.begin(), job->lessees.end(), worker_id) == job->lessees.end())
+  // never enter the run's front. One whose lease a previous coordinator gave it is taken
+  // at its word if it is of the job's target.
+  const bool lessee =
+      std::find(job->lessees.begin(), job->lessees.end(), worker_id) != job->lessees.end();
+  if (!lessee && !(forgotten_lease && w->info.capabilities.target == job->job.target)) {
     return ReportOutcome::NotLeased;
+  }
   if (job->state == JobState::Done) {
     ++counters_.duplicates;
     ++runs_.at(job->job.run_id).counters.duplicates;

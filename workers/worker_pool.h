@@ -80,7 +80,8 @@ enum class ReportOutcome {
   UnknownJob,     // never submitted, cancelled or released: ignored
   UnknownWorker,  // the worker id was never registered: ignored
   NotLeased,      // the worker never held a lease on this job (its timings may be of
-                  // another machine): ignored
+                  // another machine), or says it did before a restart but is of another
+                  // target: ignored
 };
 const char* to_string(ReportOutcome outcome);
 
@@ -160,9 +161,11 @@ class WorkerPool {
   int give_back(const std::string& worker_id, const std::vector<std::string>& job_ids);
   /// Stores the job's first result, recording which worker measured it. A late result of
   /// an expired lease is accepted if the job has no result yet (the job is taken out of
-  /// the queue, or the other worker's copy becomes a duplicate).
+  /// the queue, or the other worker's copy becomes a duplicate). Only a worker that held a
+  /// lease on the job may report it, unless `forgotten_lease`: the worker held one under
+  /// an id a previous coordinator gave it, and is accepted if it is of the job's target.
   ReportOutcome report(const std::string& worker_id, const std::string& job_id,
-                       const EvaluationResult& result);
+                       const EvaluationResult& result, bool forgotten_lease = false);
 
   // ---- runs ----
 

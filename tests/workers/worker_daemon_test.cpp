@@ -3,10 +3,10 @@
 // the pool come back measured as a LocalEvaluator measures them, photos land in the cache
 // by hash (and a corrupted one is fetched again), a worker started before its coordinator
 // connects when it comes up, a restarted coordinator that forgot the worker gets it
-// registered again, a crashing candidate is a reported failure, stopping finishes the job
-// in hand, two slots compile a batch at once and time one job at a time, the cache stays
-// under its limit, and a wrong token ends the daemon with exit code 2. Every wait is
-// bounded.
+// registered again (and its result of a job in flight across the restart accepted), a
+// crashing candidate is a reported failure, stopping finishes the job in hand, two slots
+// compile a batch at once and time one job at a time, the cache stays under its limit,
+// and a wrong token ends the daemon with exit code 2. Every wait is bounded.
 #include "workers/worker_daemon.h"
 
 #include <arpa/inet.h>
@@ -310,6 +310,43 @@ TEST_F(WorkerDaemonTest, RegistersAgainWithARestartedCoordinator) {
   EXPECT_EQ(got[0].result.status, "ok") << got[0].result.reason;
   EXPECT_EQ(second.pool->snapshot().workers.size(), 1u);
   EXPECT_EQ(daemon.stop(), 0);
+}
+
+// A job in measurement when its coordinator restarts: the restarted coordinator's resumed
+// run submits it again (the same job id), and the worker's result, reported under a new
+// registration, completes it without a second measurement. Here the candidate hangs until
+// its 3 s deadline, so the restart happens while it is measured, and its result is that
+// timeout.
+TEST_F(WorkerDaemonTest, AJobInFlightAcrossACoordinatorRestartIsNotMeasuredAgain) {
+  setenv("STIPPLE_EVALUATOR_TEST_FAULTS", "1", 1);
+  auto first = std::make_unique<Coordinator>();
+  ASSERT_TRUE(first->server);
+  const int port = first->port;
+  WorkerDaemonOptions o = options(first->address());
+  o.evaluator.deadline_seconds = 3;
+  RunningDaemon daemon(std::move(o));
+  const std::string hanging = "# fault: sleep\n" + kExact;
+  const std::vector<std::string> ids = first->submit({hanging});
+  const auto end = std::chrono::steady_clock::now() + 10s;
+  while (first->pool->snapshot().counters.leased == 0 && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(20ms);
+  }
+  ASSERT_EQ(first->pool->snapshot().counters.leased, 1);
+  first.reset();
+
+  Coordinator second(port);
+  ASSERT_TRUE(second.server);
+  ASSERT_EQ(second.submit({hanging}), ids);  // the resumed run's job: the same id
+  const std::vector<JobResult> got = await(second, ids, 20s);
+  unsetenv("STIPPLE_EVALUATOR_TEST_FAULTS");
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].result.status, "timeout") << got[0].result.reason;
+  const PoolSnapshot snapshot = second.pool->snapshot();
+  ASSERT_EQ(snapshot.workers.size(), 1u);
+  EXPECT_EQ(got[0].worker_id, snapshot.workers[0].id);
+  EXPECT_EQ(snapshot.counters.redispatched, 0);
+  EXPECT_EQ(daemon.stop(), 0);
+  EXPECT_EQ(daemon.jobs_reported(), 1);  // measured once, reported once
 }
 
 // A candidate that crashes the evaluator child is a reported failure; the worker goes on

@@ -258,6 +258,32 @@ TEST(WorkerPool, AWorkerBlockedInLeaseIsNotLost) {
   EXPECT_EQ(info(pool.snapshot(), w).leases, 1);
 }
 
+// After a coordinator restart a worker reports, under its new id, a job a previous
+// coordinator leased it: accepted from a worker of the job's target (queued or leased to
+// another worker, whose copy becomes the duplicate), never from another target's.
+TEST(WorkerPool, AForgottenLeasesResultIsTakenFromAWorkerOfTheJobsTarget) {
+  FakeClock clock;
+  WorkerPool pool(options(10s, 60s), clock.fn());
+  std::string x86 = pool.register_worker(caps("zen", kX86));
+  std::string other = pool.register_worker(caps("zen2", kX86));
+  std::string arm = pool.register_worker(caps("pi", kArm));
+  pool.submit("r", jobs("j", 2));
+  EXPECT_EQ(pool.report(x86, "j0", result(1.0)), ReportOutcome::NotLeased);
+  EXPECT_EQ(pool.report(arm, "j0", result(1.0), /*forgotten_lease=*/true),
+            ReportOutcome::NotLeased);
+  EXPECT_EQ(pool.report(x86, "j0", result(1.0, "from before"), true), ReportOutcome::Accepted);
+  EXPECT_EQ(pool.snapshot().counters.queued, 1);  // j0 left the queue
+  ASSERT_EQ(ids(pool.lease(other, 1)), (std::vector<std::string>{"j1"}));
+  EXPECT_EQ(pool.report(x86, "j1", result(2.0, "from before"), true), ReportOutcome::Accepted);
+  EXPECT_EQ(pool.report(other, "j1", result(3.0, "leased now")), ReportOutcome::Duplicate);
+  EXPECT_FALSE(info(pool.snapshot(), other).busy());
+  AwaitReply got = pool.await({"j0", "j1"}, nullptr, 0s);
+  ASSERT_EQ(got.status, AwaitStatus::Complete);
+  EXPECT_EQ(got.results[0]->result.reason, "from before");
+  EXPECT_EQ(got.results[1]->result.reason, "from before");
+  EXPECT_EQ(got.results[1]->host, "zen");
+}
+
 TEST(WorkerPool, ReportsAreIdempotentAndTheFirstResultWins) {
   FakeClock clock;
   WorkerPool pool(options(10s, 60s), clock.fn());
