@@ -13,8 +13,9 @@
 namespace stipple::workers {
 
 BenchmarkLock::BenchmarkLock(const std::string& path) : path_(path) {
-  // 0666: every user's evaluators on the host share the one file (umask permitting).
-  fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+  // Read-only: flock needs no write access, so every user's evaluators on the host can
+  // share the one file whatever its owner's umask made of its mode.
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0666);
   if (fd_ < 0) {
     throw std::runtime_error("cannot open the benchmark lock " + path + ": " +
                              std::strerror(errno));

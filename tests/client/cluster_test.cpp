@@ -343,6 +343,15 @@ TEST_F(ClusterTest, ASubmitNamingADatasetTunesOnTheCoordinatorsPhotos) {
   EXPECT_NE(r.output.find("keeps no datasets"), std::string::npos) << r.output;
 }
 
+// A benchmark lock file no evaluator could open is the host's problem, said at start (exit
+// 2), not a failure of every candidate.
+TEST_F(ClusterTest, AWorkerWhoseBenchmarkLockCannotBeOpenedExitsTwo) {
+  const Result r = stipple("worker --coordinator 127.0.0.1:1 --cache " + path("cache") +
+                           " --benchmark-lock " + path("no/such/folder/lock"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("cannot open the benchmark lock"), std::string::npos) << r.output;
+}
+
 TEST_F(ClusterTest, KilledCoordinatorRestartsAndTheRunResumes) {
   const std::string address = start_coordinator();
   const int port = std::stoi(address.substr(address.rfind(':') + 1));
