@@ -200,8 +200,8 @@ class WorkerDaemon::Session {
         wait_for_idle_slots();
         if (fetched_photos_.exchange(false) || ++batches_since_trim_ >= 50) trim();
         if (stop_ || refused()) break;
-        const std::string worker = current_worker();
-        std::vector<proto::Job> jobs = lease(int(slots_.size()));
+        std::string worker;
+        std::vector<proto::Job> jobs = lease(int(slots_.size()), &worker);
         std::lock_guard lock(slots_mu_);
         for (size_t i = 0; i < jobs.size(); ++i) {
           slots_[i]->job = std::move(jobs[i]);
@@ -427,8 +427,10 @@ class WorkerDaemon::Session {
     return {};
   }
 
-  std::vector<proto::Job> lease(int max_jobs) {
+  /// Up to `max_jobs` jobs, leased to the worker id it sets `*leased_to` to.
+  std::vector<proto::Job> lease(int max_jobs, std::string* leased_to) {
     const std::string id = current_worker();
+    *leased_to = id;
     proto::LeaseJobsRequest req;
     req.set_worker_id(id);
     req.set_max_jobs(max_jobs);
@@ -644,6 +646,7 @@ class WorkerDaemon::Session {
     const Clock::time_point stop_by = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                          std::chrono::duration<double>(lease_s));
     Clock::time_point resubmit_by;
+    Backoff resubmit_wait(o_.backoff_initial, o_.backoff_max);  // not reset by each answer
     for (;;) {
       proto::ReportResultsResponse resp;
       const grpc::Status st = stub_->ReportResults(context(o_.call_seconds).get(), req, &resp);
@@ -665,7 +668,7 @@ class WorkerDaemon::Session {
           }
         }
         if (resp.unknown() > 0 && req.forgotten_lease() && !stop_ && Clock::now() < resubmit_by) {
-          sleep_unless(stop_, backoff.next());  // until the resumed run submits it
+          sleep_unless(stop_, resubmit_wait.next());  // until the resumed run submits it
           continue;
         }
         ++reported_;
