@@ -483,7 +483,8 @@ proto::SubmitRunRequest ClusterRuns::dataset_photos(const std::string& name) con
     }
     std::sort(known.begin(), known.end());
     std::string list;
-    for (const std::string& k : known) list += (list.empty() ? "" : ", ") + k;
+    for (size_t i = 0; i < known.size() && i < 20; ++i) list += (i ? ", " : "") + known[i];
+    if (known.size() > 20) list += " and " + std::to_string(known.size() - 20) + " more";
     refuse(grpc::StatusCode::NOT_FOUND, "no dataset '" + name + "' on this coordinator (it has: " +
                                             (list.empty() ? "none" : list) + ")");
   }
