@@ -20,6 +20,7 @@
 #include <sstream>
 #include <thread>
 
+#include "tests/workers/evaluator_trace.h"
 #include "workers/local_evaluator.h"
 
 namespace stipple::workers {
@@ -122,23 +123,6 @@ TEST_F(BenchmarkLockTest, AKilledHoldersLockIsDropped) {
   close(ready[1]);
 }
 
-struct TraceRecord {
-  long pid;
-  int64_t compile_start, compile_end, timing_start, timing_end;
-};
-
-std::vector<TraceRecord> read_trace(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<TraceRecord> out;
-  TraceRecord r{};
-  while (in >> r.pid >> r.compile_start >> r.compile_end >> r.timing_start >> r.timing_end) {
-    out.push_back(r);
-  }
-  return out;
-}
-
-bool overlap(int64_t a0, int64_t a1, int64_t b0, int64_t b1) { return a0 < b1 && b0 < a1; }
-
 // Two children measuring at once on one host: by their own trace of when they held the
 // lock, no two timed phases overlap, and no timed phase overlaps the other's compile.
 TEST_F(BenchmarkLockTest, EvaluatorsSharingTheLockTimeOneCandidateAtATime) {
@@ -156,7 +140,7 @@ TEST_F(BenchmarkLockTest, EvaluatorsSharingTheLockTimeOneCandidateAtATime) {
   for (const EvaluationResult& r : a.get()) EXPECT_TRUE(r.ok()) << r.reason;
   for (const EvaluationResult& r : b.get()) EXPECT_TRUE(r.ok()) << r.reason;
 
-  const std::vector<TraceRecord> records = read_trace(trace);
+  const std::vector<TraceRecord> records = read_evaluator_trace(trace);
   ASSERT_EQ(records.size(), 2 * schedules.size());
   ASSERT_NE(records.front().pid, records.back().pid);
   for (const TraceRecord& r : records) {
@@ -165,9 +149,9 @@ TEST_F(BenchmarkLockTest, EvaluatorsSharingTheLockTimeOneCandidateAtATime) {
     EXPECT_LT(r.timing_start, r.timing_end);
     for (const TraceRecord& s : records) {
       if (s.pid == r.pid) continue;
-      EXPECT_FALSE(overlap(r.timing_start, r.timing_end, s.timing_start, s.timing_end))
+      EXPECT_FALSE(intervals_overlap(r.timing_start, r.timing_end, s.timing_start, s.timing_end))
           << r.pid << " and " << s.pid << " timed at once";
-      EXPECT_FALSE(overlap(r.timing_start, r.timing_end, s.compile_start, s.compile_end))
+      EXPECT_FALSE(intervals_overlap(r.timing_start, r.timing_end, s.compile_start, s.compile_end))
           << r.pid << " timed while " << s.pid << " compiled";
     }
   }

@@ -27,6 +27,7 @@
 #include "search/content_hash.h"
 #include "search/coordinator_service.h"
 #include "search/remote_evaluator.h"
+#include "tests/workers/evaluator_trace.h"
 #include "workers/host_capabilities.h"
 #include "workers/worker_pool.h"
 
@@ -401,26 +402,16 @@ TEST_F(WorkerDaemonTest, CompilesABatchAtOnceAndTimesOneJobAtATime) {
   unsetenv("STIPPLE_EVALUATOR_TRACE");
   EXPECT_EQ(most_leased, 2);
 
-  struct Record {
-    long pid;
-    int64_t compile_start, compile_end, timing_start, timing_end;
-  };
-  std::vector<Record> records;
-  std::ifstream in(trace);
-  for (Record r{};
-       in >> r.pid >> r.compile_start >> r.compile_end >> r.timing_start >> r.timing_end;) {
-    records.push_back(r);
-  }
+  const std::vector<TraceRecord> records = read_evaluator_trace(trace);
   ASSERT_EQ(records.size(), schedules.size());
   std::set<long> pids;
-  for (const Record& r : records) pids.insert(r.pid);
+  for (const TraceRecord& r : records) pids.insert(r.pid);
   EXPECT_EQ(pids.size(), 2u);  // one child per slot
-  auto overlap = [](int64_t a0, int64_t a1, int64_t b0, int64_t b1) { return a0 < b1 && b0 < a1; };
-  for (const Record& r : records) {
-    for (const Record& q : records) {
+  for (const TraceRecord& r : records) {
+    for (const TraceRecord& q : records) {
       if (q.pid == r.pid) continue;
-      EXPECT_FALSE(overlap(r.timing_start, r.timing_end, q.timing_start, q.timing_end));
-      EXPECT_FALSE(overlap(r.timing_start, r.timing_end, q.compile_start, q.compile_end));
+      EXPECT_FALSE(intervals_overlap(r.timing_start, r.timing_end, q.timing_start, q.timing_end));
+      EXPECT_FALSE(intervals_overlap(r.timing_start, r.timing_end, q.compile_start, q.compile_end));
     }
   }
 
