@@ -63,16 +63,6 @@ int run_worker(const WorkerCliOptions& opt) {
   o.evaluator.deadline_seconds = opt.deadline;
   o.evaluator.benchmark_lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
   o.compile_jobs = opt.compile_jobs;
-  if (!o.evaluator.benchmark_lock.empty()) {
-    // Here, not in every evaluator child: a lock file no child could open would make every
-    // candidate fail as if its setup were bad.
-    try {
-      workers::BenchmarkLock probe(o.evaluator.benchmark_lock);
-    } catch (const std::exception& e) {
-      throw UserError(std::string("worker: ") + e.what() +
-                      " (give --benchmark-lock another file, or 'none')");
-    }
-  }
   o.cache_max_bytes = opt.cache_max_mib << 20;
   o.capabilities = workers::detect_host_capabilities();
   const workers::WorkerCapabilities& c = o.capabilities;

@@ -20,6 +20,7 @@
 #include "proto/capabilities_codec.h"
 #include "proto/coordinator.grpc.pb.h"
 #include "search/content_hash.h"
+#include "workers/benchmark_lock.h"
 #include "workers/file_cache.h"
 #include "workers/host_capabilities.h"
 
@@ -164,6 +165,14 @@ class WorkerDaemon::Session {
     fs::create_directories(images_, ec);
     if (ec)
       throw UserError("cannot create the cache folder " + images_.string() + ": " + ec.message());
+    if (!o_.evaluator.benchmark_lock.empty()) {
+      // Said at start: the children would otherwise measure without it, with a warning each.
+      try {
+        BenchmarkLock probe(o_.evaluator.benchmark_lock);
+      } catch (const std::runtime_error& e) {
+        throw UserError(std::string(e.what()) + " (give --benchmark-lock another file, or 'none')");
+      }
+    }
 
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(o_.max_message_bytes);

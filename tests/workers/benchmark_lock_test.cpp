@@ -3,7 +3,8 @@
 // killed holder's lock is dropped; evaluator children sharing the lock never time two
 // candidates at once nor time while another compiles (checked against the children's own
 // trace of when they held the lock), time spent waiting for the lock is not held against
-// a candidate's deadline, and a lock some stuck process keeps is waited for only so long.
+// a candidate's deadline, a lock some stuck process keeps is waited for only so long, and
+// one that cannot be opened is measured without.
 #include "workers/benchmark_lock.h"
 
 #include <gtest/gtest.h>
@@ -189,6 +190,17 @@ TEST_F(BenchmarkLockTest, ALockKeptForEverIsWaitedForOnlySoLong) {
   // Two waits (compile, then timing) of 0.5 s each, and the measuring itself.
   EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);
+}
+
+// A lock file that cannot be opened is the host's problem: the candidate is measured
+// without the lock (a warning on stderr), never failed as a bad setup.
+TEST_F(BenchmarkLockTest, ALockFileThatCannotBeOpenedMeasuresWithoutIt) {
+  LocalEvaluatorOptions o = options();
+  o.benchmark_lock = (dir_ / "no" / "such" / "folder" / "lock").string();
+  LocalEvaluator ev(setup(), o);
+  const std::vector<EvaluationResult> r = ev.evaluate({"blur_x.compute_root()\n"}, "train", 0);
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_TRUE(r[0].ok()) << r[0].status << ": " << r[0].reason;
 }
 
 }  // namespace
