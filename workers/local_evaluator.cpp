@@ -183,8 +183,9 @@ bool LocalEvaluator::read_line(std::string& line, double seconds, bool* eof) {
 bool LocalEvaluator::read_answer(std::string& line, double seconds, bool* eof) {
   double wait = seconds;
   while (read_line(line, wait, eof)) {
-    if (line.rfind("{\"phase\":", 0) != 0) return true;
-    const bool waiting = line.find("\"waiting\"") != std::string::npos;
+    const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
+    if (!j.is_object() || !j.contains("phase")) return true;  // garbage is the caller's to judge
+    const bool waiting = j["phase"] == "waiting";
     // The child gives up waiting after lock_wait_seconds and goes on: it has the whole
     // allowance left then, and a second's grace for the lines in flight.
     wait = waiting ? options_.lock_wait_seconds + seconds + 1 : seconds;

@@ -104,6 +104,9 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
   codegen::LoweredFunction lowered;
   std::unique_ptr<codegen::CompiledFunction> exact;
   std::vector<Photo> loaded;
+  // What every reference of this process depends on besides its photo: computed once.
+  const std::string target_and_build =
+      reference_cache_.empty() ? std::string() : target() + " " + build_identity();
   for (const std::string& path : found->second) {
     Photo ph;
     ph.inputs = inputs_for_photo(pipeline_, path);
@@ -112,8 +115,7 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
     if (!reference_cache_.empty()) {
       cached = reference_cache_ + "/" +
                reference_key(setup_.pipeline_source, setup_.params,
-                             search::sha256_hex(dataset::read_text_file(path)),
-                             target() + " " + build_identity());
+                             search::sha256_hex(dataset::read_text_file(path)), target_and_build);
       if (std::optional<Buffer> b = read_reference(cached);
           b && b->dimensions() == int(ph.extents.size())) {
         bool same_shape = true;
