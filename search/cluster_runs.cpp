@@ -35,6 +35,14 @@ struct Refusal {
   throw Refusal{grpc::Status(code, message)};
 }
 
+/// The file's extension in lower case if it is a photo's (.png, .jpg, .jpeg), else "".
+std::string photo_extension(const fs::path& file) {
+  std::string ext = file.extension().string();
+  std::transform(ext.begin(), ext.end(), ext.begin(),
+                 [](unsigned char c) { return char(std::tolower(c)); });
+  return ext == ".png" || ext == ".jpg" || ext == ".jpeg" ? ext : "";
+}
+
 /// The last part of a client's file name, reduced to safe characters: it names the
 /// stored copy (and so the pipeline in messages), never a path of ours.
 std::string safe_file_name(const std::string& name, const std::string& fallback) {
@@ -412,10 +420,8 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
       const std::string& bytes = sent.image_contents(i);
       const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
       const std::string& hash = hashes[size_t(i)];
-      std::string ext = fs::path(safe_file_name(ref.name(), "photo.png")).extension().string();
-      std::transform(ext.begin(), ext.end(), ext.begin(),
-                     [](unsigned char c) { return char(std::tolower(c)); });
-      if (ext != ".png" && ext != ".jpg" && ext != ".jpeg") ext = ".png";
+      std::string ext = photo_extension(safe_file_name(ref.name(), "photo.png"));
+      if (ext.empty()) ext = ".png";
       const fs::path path = fs::path(options_.data_dir) / "images" / (hash + ext);
       const bool existed = fs::exists(path);
       store_file(path, bytes);
@@ -492,10 +498,7 @@ proto::SubmitRunRequest ClusterRuns::dataset_photos(const std::string& name) con
   for (const char* split : {"train", "test"}) {
     std::vector<fs::path> files;
     for (const auto& e : fs::directory_iterator(root / split, ec)) {
-      std::string ext = e.path().extension().string();
-      std::transform(ext.begin(), ext.end(), ext.begin(),
-                     [](unsigned char c) { return char(std::tolower(c)); });
-      if (e.is_regular_file() && (ext == ".png" || ext == ".jpg" || ext == ".jpeg")) {
+      if (e.is_regular_file() && !photo_extension(e.path()).empty()) {
         files.push_back(e.path());
       }
     }
