@@ -60,18 +60,25 @@ report() {  # NAME SECONDS DB
       n, e, s, e / s, c }'
 }
 
-# Starts a command in a session of its own (so that its whole group can be killed);
-# its output in $tmp/NAME.log. PREFIX: e.g. "ip netns exec NS".
-spawn() {  # NAME [PREFIX...] -- COMMAND...
-  local name=$1
-  shift
-  local prefix=()
+# Splits "[PREFIX...] -- REST..." into the arrays prefix and rest. PREFIX: e.g.
+# "ip netns exec NS", a command that runs the rest.
+split_prefix() {
+  prefix=()
   while [ "$1" != -- ]; do
     prefix+=("$1")
     shift
   done
   shift
-  setsid "${prefix[@]}" "$@" >"$tmp/$name.log" 2>&1 &
+  rest=("$@")
+}
+
+# Starts a command in a session of its own (so that its whole group can be killed);
+# its output in $tmp/NAME.log.
+spawn() {  # NAME [PREFIX...] -- COMMAND...
+  local name=$1 prefix rest
+  shift
+  split_prefix "$@"
+  setsid "${prefix[@]}" "${rest[@]}" >"$tmp/$name.log" 2>&1 &
   pids+=($!)
 }
 
@@ -92,16 +99,11 @@ coordinator_address() {  # LOG
 
 # Waits until N workers are registered (`stipple workers`).
 wait_workers() {  # N [PREFIX...] -- WORKERS-ARGS...
-  local n=$1 i
+  local n=$1 i prefix rest
   shift
-  local prefix=()
-  while [ "$1" != -- ]; do
-    prefix+=("$1")
-    shift
-  done
-  shift
+  split_prefix "$@"
   for i in $(seq 300); do
-    if [ "$("${prefix[@]}" "$stipple" workers "$@" 2>/dev/null | grep -c '^w[0-9]')" -ge "$n" ]; then
+    if [ "$("${prefix[@]}" "$stipple" workers "${rest[@]}" 2>/dev/null | grep -c '^w[0-9]')" -ge "$n" ]; then
       return
     fi
     sleep 0.1
