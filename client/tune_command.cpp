@@ -27,6 +27,7 @@
 #include "datasets/benchmark/manifest.h"
 #include "search/tuning_session.h"
 #include "storage/database.h"
+#include "workers/benchmark_lock.h"
 #include "workers/local_evaluator.h"
 
 namespace stipple::cli {
@@ -52,6 +53,7 @@ struct TuneCliOptions {
   double deadline = 60;
   int population = 24;
   int generations = 200;
+  std::string benchmark_lock = workers::kDefaultBenchmarkLock;
 };
 
 constexpr int64_t kDefaultBudget = 600;
@@ -110,6 +112,18 @@ int run_tune(TuneCliOptions opt) {
   setup.threads = to.threads;
   workers::LocalEvaluatorOptions eo;
   eo.deadline_seconds = to.deadline_s;
+  // The lock workers on this host take: a tune beside a worker does not time its
+  // candidates while the worker's compile or timed run disturbs the clock, or the other
+  // way round. Said at start, as the worker does: the child would otherwise measure
+  // without it, with a warning per batch.
+  eo.benchmark_lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
+  if (!eo.benchmark_lock.empty()) {
+    try {
+      workers::BenchmarkLock probe(eo.benchmark_lock);
+    } catch (const std::runtime_error& e) {
+      throw UserError(std::string(e.what()) + " (give --benchmark-lock another file, or 'none')");
+    }
+  }
   spdlog::info("loading {} training and {} test photos and their reference outputs",
                to.train_images.size(), to.test_images.size());
   workers::LocalEvaluator evaluator(setup, eo);
@@ -198,6 +212,10 @@ CommandRunner add_tune_command(CLI::App& app) {
   cmd->add_option("--deadline", opt->deadline,
                   "seconds a candidate may take (compile and runs) before it is killed")
       ->check(CLI::Range(1.0, 86400.0))
+      ->capture_default_str();
+  cmd->add_option("--benchmark-lock", opt->benchmark_lock,
+                  "lock file shared with the workers and other tunes of this host, so that "
+                  "one candidate at a time is timed ('none': no lock)")
       ->capture_default_str();
   cmd->add_option("--population", opt->population,
                   "genetic: population size (the paper: 100; smaller suits small budgets)")

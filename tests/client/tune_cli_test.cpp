@@ -2,14 +2,17 @@
 // SQLite file, exit codes. The interruption test kills `stipple tune` with SIGKILL in the
 // middle of a run and checks that `--resume` finishes it without measuring again anything
 // committed before the kill.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -117,6 +120,32 @@ TEST_F(TuneCli, BadInputExitsTwoWithAReason) {
   r = run("tune --resume 7 --db " + path("t.db"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no run 7"), std::string::npos) << r.output;
+}
+
+// The host's benchmark lock (workers/benchmark_lock.h) is the workers' and tune's: while
+// another process holds it exclusively (a worker timing a candidate), tune neither compiles
+// nor times, and it goes on when the lock is free.
+TEST_F(TuneCli, TuneWaitsForTheHostsBenchmarkLock) {
+  const std::string lock = path("benchmark.lock");
+  const int fd = open(lock.c_str(), O_RDONLY | O_CREAT | O_CLOEXEC, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX | LOCK_NB), 0);
+  std::future<Result> tune = std::async(std::launch::async, [&] {
+    return run("tune " + job("--budget 2 --population 2 --benchmark-lock " + lock));
+  });
+  EXPECT_EQ(tune.wait_for(std::chrono::seconds(4)), std::future_status::timeout);
+  ASSERT_EQ(flock(fd, LOCK_UN), 0);
+  ASSERT_EQ(tune.wait_for(std::chrono::seconds(120)), std::future_status::ready);
+  const Result r = tune.get();
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("[done] 2/2 evaluations"), std::string::npos) << r.output;
+  close(fd);
+
+  // A lock file that cannot be opened is said at start: exit 2, naming it.
+  const Result bad = run("tune " + job("--budget 2 --benchmark-lock " + path("no/such/lock")));
+  EXPECT_EQ(bad.exit_code, 2) << bad.output;
+  EXPECT_NE(bad.output.find("no/such/lock"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("--benchmark-lock"), std::string::npos) << bad.output;
 }
 
 TEST_F(TuneCli, KillNineThenResumeLosesNothingCommitted) {
