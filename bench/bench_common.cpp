@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <map>
 #include <mutex>
 
@@ -148,6 +149,12 @@ std::string pipeline_path(const std::string& name) {
 }
 
 std::string schedule_path(const std::string& name) {
+  // STIPPLE_BENCH_SCHEDULES=DIR times DIR/NAME.sched where it exists instead of the
+  // checked-in hand schedule: A/B runs of a schedule change in one binary.
+  if (const char* dir = std::getenv("STIPPLE_BENCH_SCHEDULES")) {
+    const std::string candidate = std::string(dir) + "/" + name + ".sched";
+    if (std::ifstream(candidate)) return candidate;
+  }
   return std::string(STIPPLE_SOURCE_DIR) + "/datasets/pipelines/" + name + ".sched";
 }
 
