@@ -111,8 +111,12 @@ int run(const RunOptions& opt) {
     lowered = lower(p, schedule);
     jit = codegen::JitCompiler::create();
     compiled = jit->compile(lowered);
-    spdlog::info("compiled in {:.1f} ms; parallel loops run on {} thread(s)",
-                 compiled->stats().total_ms, ThreadPool::global_threads());
+    const codegen::CompileStats& stats = compiled->stats();
+    spdlog::info(
+        "compiled in {:.1f} ms (LLVM IR {:.1f}, optimise {:.1f}, machine code {:.1f}, link "
+        "{:.1f}); parallel loops run on {} thread(s)",
+        stats.total_ms, stats.generate_ms, stats.optimize_ms, stats.codegen_ms, stats.link_ms,
+        ThreadPool::global_threads());
     compute = [&, extents] { return run_lowered(*compiled, lowered, p, inputs, params, extents); };
   }
 
