@@ -536,8 +536,8 @@ std::optional<proto::RunProgress> ClusterRuns::stored_progress(int64_t run_id) {
   return m;
 }
 
-grpc::Status ClusterRuns::watch(int64_t run_id, grpc::ServerContext& context,
-                                grpc::ServerWriter<proto::RunProgress>& writer) {
+grpc::Status ClusterRuns::watch(int64_t run_id, const grpc::ServerContextBase& context,
+                                const WriteProgress& write) {
   std::shared_ptr<ActiveRun> r;
   {
     std::lock_guard lock(mu_);
@@ -547,7 +547,7 @@ grpc::Status ClusterRuns::watch(int64_t run_id, grpc::ServerContext& context,
   if (!r) {
     std::optional<proto::RunProgress> stored = stored_progress(run_id);
     if (!stored) return {grpc::StatusCode::NOT_FOUND, "no run " + std::to_string(run_id)};
-    writer.Write(*stored);
+    write(*stored);
     return grpc::Status::OK;
   }
   int64_t seen = -1;
@@ -564,7 +564,7 @@ grpc::Status ClusterRuns::watch(int64_t run_id, grpc::ServerContext& context,
       finished = r->finished;
     }
     if (context.IsCancelled()) return {grpc::StatusCode::CANCELLED, "the client went away"};
-    if (changed && !writer.Write(m)) return grpc::Status::OK;  // the client went away
+    if (changed && !write(m)) return grpc::Status::OK;  // the client went away
     if (finished) {
       if (m.state() == "running") {
         return {grpc::StatusCode::UNAVAILABLE,

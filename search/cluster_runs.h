@@ -70,8 +70,8 @@ class ClusterRuns final : public ClientCalls {
   /// The photos of a named dataset (ClusterRunsOptions::datasets_dir), as a request's
   /// images and image_contents. Throws the refusal submit answers with.
   proto::SubmitRunRequest dataset_photos(const std::string& name) const;
-  grpc::Status watch(int64_t run_id, grpc::ServerContext& context,
-                     grpc::ServerWriter<proto::RunProgress>& writer) override;
+  grpc::Status watch(int64_t run_id, const grpc::ServerContextBase& context,
+                     const WriteProgress& write) override;
   grpc::Status list(proto::ListRunsResponse* response) override;
   grpc::Status front(int64_t run_id, proto::GetFrontResponse* response) override;
   grpc::Status cancel(int64_t run_id, proto::CancelRunResponse* response) override;

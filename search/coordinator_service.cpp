@@ -9,6 +9,8 @@
 #include <fstream>
 #include <iterator>
 #include <set>
+#include <system_error>
+#include <thread>
 
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/ir/error.h"
@@ -103,44 +105,88 @@ grpc::Status unimplemented() {
   return {grpc::StatusCode::UNIMPLEMENTED, "this server does not serve runs"};
 }
 
-/// Serves a unary call raw: the token first, then the request's bytes parsed (a body that
-/// does not parse is INVALID_ARGUMENT naming the message it is not), then `call`. An
-/// exception from `call` is INTERNAL with its message: nothing escapes into gRPC's thread.
+/// The request of a raw call: the token first, then its bytes parsed (a body that does
+/// not parse is INVALID_ARGUMENT naming the message it is not).
+template <typename Request>
+grpc::Status parse_raw(const grpc::CallbackServerContext& context, const std::string& token,
+                       const grpc::ByteBuffer& in, Request* request) {
+  if (grpc::Status st = rpc::check_token(context, token); !st.ok()) return st;
+  std::string bytes;
+  std::vector<grpc::Slice> slices;
+  if (in.Dump(&slices).ok()) {
+    for (const grpc::Slice& slice : slices) {
+      bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
+    }
+  }
+  if (!request->ParseFromString(bytes)) {
+    return {grpc::StatusCode::INVALID_ARGUMENT,
+            "the request is not a " + Request::descriptor()->name() + " (its " +
+                std::to_string(bytes.size()) + " bytes do not parse)"};
+  }
+  return grpc::Status::OK;
+}
+
+/// `call` on a parsed request, its response serialized into `out`. An exception from
+/// `call` is INTERNAL with its message: nothing escapes into gRPC's (or our) thread.
+template <typename Request, typename Response, typename Call>
+grpc::Status answer_raw(const Request& request, grpc::ByteBuffer* out, Call& call) {
+  Response response;
+  grpc::Status st;
+  try {
+    st = call(request, &response);
+  } catch (const std::exception& e) {
+    st = {grpc::StatusCode::INTERNAL, e.what()};
+  }
+  if (st.ok()) {
+    grpc::Slice slice(response.SerializeAsString());
+    *out = grpc::ByteBuffer(&slice, 1);
+  }
+  return st;
+}
+
+/// Serves a unary call raw, on gRPC's callback thread: for calls that do not block.
 template <typename Request, typename Response, typename Call>
 grpc::ServerUnaryReactor* serve_raw(grpc::CallbackServerContext* context, const std::string& token,
                                     const grpc::ByteBuffer* in, grpc::ByteBuffer* out,
                                     Call&& call) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
-  grpc::Status st = rpc::check_token(*context, token);
-  if (st.ok()) {
-    std::string bytes;
-    std::vector<grpc::Slice> slices;
-    if (in->Dump(&slices).ok()) {
-      for (const grpc::Slice& slice : slices) {
-        bytes.append(reinterpret_cast<const char*>(slice.begin()), slice.size());
-      }
-    }
-    Request request;
-    if (!request.ParseFromString(bytes)) {
-      st = {grpc::StatusCode::INVALID_ARGUMENT,
-            "the request is not a " + Request::descriptor()->name() + " (its " +
-                std::to_string(bytes.size()) + " bytes do not parse)"};
-    } else {
-      Response response;
-      try {
-        st = call(request, &response);
-      } catch (const std::exception& e) {
-        st = {grpc::StatusCode::INTERNAL, e.what()};
-      }
-      if (st.ok()) {
-        grpc::Slice slice(response.SerializeAsString());
-        *out = grpc::ByteBuffer(&slice, 1);
-      }
-    }
-  }
+  Request request;
+  grpc::Status st = parse_raw(*context, token, *in, &request);
+  if (st.ok()) st = answer_raw<Request, Response>(request, out, call);
   reactor->Finish(st);
   return reactor;
 }
+
+/// WatchRun's stream, raw: the run's progress messages are written from a thread of the
+/// service's (the watch blocks between them), one at a time, each waiting for gRPC to
+/// take the last. gRPC deletes nothing: the reactor deletes itself when the call is done.
+class RawProgressStream final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  /// Writes one message; false when the client has gone away.
+  bool write(const proto::RunProgress& m) {
+    std::unique_lock lock(mu_);
+    grpc::Slice slice(m.SerializeAsString());
+    buffer_ = grpc::ByteBuffer(&slice, 1);
+    writing_ = true;
+    StartWrite(&buffer_);
+    written_.wait(lock, [&] { return !writing_; });
+    return write_ok_;
+  }
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock(mu_);
+    writing_ = false;
+    write_ok_ = ok;
+    written_.notify_all();
+  }
+  void OnDone() override { delete this; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable written_;
+  grpc::ByteBuffer buffer_;
+  bool writing_ = false;
+  bool write_ok_ = true;
+};
 
 }  // namespace
 
@@ -219,19 +265,18 @@ grpc::Status CoordinatorService::register_worker(const proto::RegisterWorkerRequ
   return grpc::Status::OK;
 }
 
-grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
-                                           const proto::LeaseJobsRequest* request,
-                                           proto::LeaseJobsResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  const int max_jobs = std::clamp(request->max_jobs(), 1, std::max(1, options_.max_jobs_per_lease));
+grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& context,
+                                            const proto::LeaseJobsRequest& request,
+                                            proto::LeaseJobsResponse* response) {
+  const int max_jobs = std::clamp(request.max_jobs(), 1, std::max(1, options_.max_jobs_per_lease));
   milliseconds wait{0};
-  const double asked = request->wait_seconds();
+  const double asked = request.wait_seconds();
   if (std::isfinite(asked) && asked > 0) {
     const milliseconds cap =
         std::min(options_.max_lease_wait, milliseconds(options_.pool.heartbeat_timeout / 3));
     wait = asked * 1000 >= double(cap.count()) ? cap : milliseconds(int64_t(asked * 1000));
   }
-  workers::LeaseReply reply = pool_.lease(request->worker_id(), max_jobs, wait);
+  workers::LeaseReply reply = pool_.lease(request.worker_id(), max_jobs, wait);
   if (reply.unknown_worker) {
     return {grpc::StatusCode::NOT_FOUND, "unknown worker id: register again"};
   }
@@ -256,7 +301,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
     failed.status = "error";
     if (!setup) {
       failed.reason = "run " + pj.run_id + " has no evaluation setup on the coordinator";
-      pool_.report(request->worker_id(), pj.id, failed);
+      pool_.report(request.worker_id(), pj.id, failed);
       continue;
     }
     proto::Job* job = response->add_jobs();
@@ -266,7 +311,7 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
     } catch (const UserError& e) {
       response->mutable_jobs()->RemoveLast();
       failed.reason = std::string("the schedule does not fit the pipeline: ") + e.what();
-      pool_.report(request->worker_id(), pj.id, failed);
+      pool_.report(request.worker_id(), pj.id, failed);
       continue;
     }
     job->set_job_id(pj.id);
@@ -286,12 +331,11 @@ grpc::Status CoordinatorService::LeaseJobs(grpc::ServerContext* context,
   // A long poll the worker gave up on (its deadline passed, it went away) cannot deliver
   // its jobs: give them back now rather than when their leases run out. The deadline is
   // checked too: IsCancelled() learns of an expired call only when gRPC has processed it.
-  const bool gone =
-      context->IsCancelled() || std::chrono::system_clock::now() >= context->deadline();
+  const bool gone = context.IsCancelled() || std::chrono::system_clock::now() >= context.deadline();
   if (gone && response->jobs_size() > 0) {
     std::vector<std::string> ids;
     for (const proto::Job& job : response->jobs()) ids.push_back(job.job_id());
-    pool_.give_back(request->worker_id(), ids);
+    pool_.give_back(request.worker_id(), ids);
     return {grpc::StatusCode::CANCELLED, "the call was cancelled; its jobs went back"};
   }
   return grpc::Status::OK;
@@ -365,12 +409,27 @@ grpc::Status CoordinatorService::get_image(const proto::GetImageRequest& request
 
 // ---- client calls ----
 
-grpc::Status CoordinatorService::WatchRun(grpc::ServerContext* context,
-                                          const proto::WatchRunRequest* request,
-                                          grpc::ServerWriter<proto::RunProgress>* writer) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  if (!client_calls_) return unimplemented();
-  return client_calls_->watch(request->run_id(), *context, *writer);
+grpc::ServerWriteReactor<grpc::ByteBuffer>* CoordinatorService::WatchRun(
+    RawContext* c, const grpc::ByteBuffer* in) {
+  auto* stream = new RawProgressStream;
+  proto::WatchRunRequest request;
+  grpc::Status st = parse_raw(*c, options_.token, *in, &request);
+  if (st.ok() && !client_calls_) st = unimplemented();
+  if (!st.ok()) {
+    stream->Finish(st);
+    return stream;
+  }
+  start_thread([this, c, stream, run_id = request.run_id()] {
+    grpc::Status result;
+    try {
+      result = client_calls_->watch(run_id, *c,
+                                    [&](const proto::RunProgress& m) { return stream->write(m); });
+    } catch (const std::exception& e) {
+      result = {grpc::StatusCode::INTERNAL, e.what()};
+    }
+    stream->Finish(result);
+  });
+  return stream;
 }
 
 grpc::Status CoordinatorService::list_workers(proto::ListWorkersResponse* response) {
@@ -462,12 +521,70 @@ Raw CoordinatorService::GetFront(RawContext* c, const grpc::ByteBuffer* in, grpc
       });
 }
 
-grpc::Status CoordinatorService::CancelRun(grpc::ServerContext* context,
-                                           const proto::CancelRunRequest* request,
-                                           proto::CancelRunResponse* response) {
-  if (grpc::Status st = rpc::check_token(*context, options_.token); !st.ok()) return st;
-  if (!client_calls_) return unimplemented();
-  return client_calls_->cancel(request->run_id(), response);
+// The blocking unary calls: parsed on gRPC's thread, then answered from one of ours.
+Raw CoordinatorService::LeaseJobs(RawContext* c, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out) {
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  auto request = std::make_shared<proto::LeaseJobsRequest>();
+  if (grpc::Status st = parse_raw(*c, options_.token, *in, request.get()); !st.ok()) {
+    reactor->Finish(st);
+    return reactor;
+  }
+  start_thread([this, c, reactor, request, out] {
+    auto call = [&](const proto::LeaseJobsRequest& r, proto::LeaseJobsResponse* response) {
+      return lease_jobs(*c, r, response);
+    };
+    reactor->Finish(
+        answer_raw<proto::LeaseJobsRequest, proto::LeaseJobsResponse>(*request, out, call));
+  });
+  return reactor;
+}
+
+Raw CoordinatorService::CancelRun(RawContext* c, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out) {
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  proto::CancelRunRequest request;
+  grpc::Status st = parse_raw(*c, options_.token, *in, &request);
+  if (st.ok() && !client_calls_) st = unimplemented();
+  if (!st.ok()) {
+    reactor->Finish(st);
+    return reactor;
+  }
+  start_thread([this, reactor, request, out] {
+    auto call = [&](const proto::CancelRunRequest& r, proto::CancelRunResponse* response) {
+      return client_calls_->cancel(r.run_id(), response);
+    };
+    reactor->Finish(
+        answer_raw<proto::CancelRunRequest, proto::CancelRunResponse>(request, out, call));
+  });
+  return reactor;
+}
+
+void CoordinatorService::start_thread(std::function<void()> work) {
+  {
+    std::lock_guard lock(threads_mu_);
+    ++threads_running_;
+  }
+  auto done = [this] {
+    std::lock_guard lock(threads_mu_);
+    if (--threads_running_ == 0) threads_done_.notify_all();
+  };
+  try {
+    std::thread([work, done] {
+      work();
+      done();
+    }).detach();
+  } catch (const std::system_error&) {
+    // No thread to be had (the process is at its limit): answer on gRPC's thread rather
+    // than never.
+    work();
+    done();
+  }
+}
+
+CoordinatorService::~CoordinatorService() {
+  std::unique_lock lock(threads_mu_);
+  threads_done_.wait(lock, [&] { return threads_running_ == 0; });
 }
 
 }  // namespace stipple::search

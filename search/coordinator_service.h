@@ -12,15 +12,18 @@
 //   whole call with INVALID_ARGUMENT and changes nothing.
 // - Setups (a pipeline with its params and photos) are registered by the coordinator
 //   itself, add_setup(), and runs are bound to them, bind_run(), before their jobs are
-//   submitted. Photos are read and hashed once, and served from memory by hash.
+//   submitted. Photos are hashed once, and read from their files when a worker asks.
 //
-// Thread-safe: gRPC calls its handlers on several threads; one mutex guards the setups.
+// Thread-safe: gRPC calls its handlers on several threads, and the blocking calls run on
+// threads of their own; one mutex guards the setups.
 #pragma once
 
 #include <grpcpp/grpcpp.h>
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -60,18 +63,20 @@ class ClientCalls {
   virtual ~ClientCalls() = default;
   virtual grpc::Status submit(const proto::SubmitRunRequest& request,
                               proto::SubmitRunResponse* response) = 0;
-  /// Streams the run's progress until it ends, the client goes away or the server drains.
-  virtual grpc::Status watch(int64_t run_id, grpc::ServerContext& context,
-                             grpc::ServerWriter<proto::RunProgress>& writer) = 0;
+  /// Streams the run's progress through `write` until it ends, the client goes away
+  /// (`context` cancelled, or `write` false) or the server drains.
+  using WriteProgress = std::function<bool(const proto::RunProgress&)>;
+  virtual grpc::Status watch(int64_t run_id, const grpc::ServerContextBase& context,
+                             const WriteProgress& write) = 0;
   virtual grpc::Status list(proto::ListRunsResponse* response) = 0;
   virtual grpc::Status front(int64_t run_id, proto::GetFrontResponse* response) = 0;
   virtual grpc::Status cancel(int64_t run_id, proto::CancelRunResponse* response) = 0;
 };
 
-// The unary calls are served raw (the request's bytes parsed here, after the token is
-// checked): a body that is not the call's request gets INVALID_ARGUMENT saying so, where
-// gRPC's own parsing would answer INTERNAL without a reason. The calls that block stay on
-// gRPC's synchronous threads, and its parsing: LeaseJobs (a long poll), WatchRun (a
+// Every call is served raw (the request's bytes parsed here, after the token is checked):
+// a body that is not the call's request gets INVALID_ARGUMENT saying so, where gRPC's own
+// parsing would answer INTERNAL without a reason. The calls that block run on a thread of
+// their own, never on gRPC's callback threads: LeaseJobs (a long poll), WatchRun (a
 // stream) and CancelRun (it waits for the run's session to stop).
 using CoordinatorServiceBase = proto::Coordinator::WithRawCallbackMethod_SubmitRun<
     proto::Coordinator::WithRawCallbackMethod_ListRuns<
@@ -82,11 +87,17 @@ using CoordinatorServiceBase = proto::Coordinator::WithRawCallbackMethod_SubmitR
                         proto::Coordinator::WithRawCallbackMethod_Heartbeat<
                             proto::Coordinator::WithRawCallbackMethod_GetSetup<
                                 proto::Coordinator::WithRawCallbackMethod_GetImage<
-                                    proto::Coordinator::Service>>>>>>>>>;
+                                    proto::Coordinator::WithRawCallbackMethod_LeaseJobs<
+                                        proto::Coordinator::WithRawCallbackMethod_WatchRun<
+                                            proto::Coordinator::WithRawCallbackMethod_CancelRun<
+                                                proto::Coordinator::Service>>>>>>>>>>>>;
 
 class CoordinatorService final : public CoordinatorServiceBase {
  public:
   CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options);
+  /// Waits for the threads of blocking calls still finishing (the server has been shut
+  /// down first, so no new one starts).
+  ~CoordinatorService() override;
 
   // ---- the coordinator's side ----
 
@@ -108,8 +119,7 @@ class CoordinatorService final : public CoordinatorServiceBase {
   using Raw = grpc::ServerUnaryReactor*;
   using RawContext = grpc::CallbackServerContext;
   Raw RegisterWorker(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
-  grpc::Status LeaseJobs(grpc::ServerContext* context, const proto::LeaseJobsRequest* request,
-                         proto::LeaseJobsResponse* response) override;
+  Raw LeaseJobs(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   Raw ReportResults(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   Raw Heartbeat(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   Raw GetSetup(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
@@ -119,12 +129,11 @@ class CoordinatorService final : public CoordinatorServiceBase {
   // ClientCalls ----
 
   Raw SubmitRun(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
-  grpc::Status WatchRun(grpc::ServerContext* context, const proto::WatchRunRequest* request,
-                        grpc::ServerWriter<proto::RunProgress>* writer) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* WatchRun(RawContext* c,
+                                                       const grpc::ByteBuffer* in) override;
   Raw ListRuns(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   Raw GetFront(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
-  grpc::Status CancelRun(grpc::ServerContext* context, const proto::CancelRunRequest* request,
-                         proto::CancelRunResponse* response) override;
+  Raw CancelRun(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   Raw ListWorkers(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
 
  private:
@@ -136,6 +145,11 @@ class CoordinatorService final : public CoordinatorServiceBase {
   grpc::Status get_setup(const proto::GetSetupRequest& request, proto::EvaluationSetup* response);
   grpc::Status get_image(const proto::GetImageRequest& request, proto::GetImageResponse* response);
   grpc::Status list_workers(proto::ListWorkersResponse* response);
+  grpc::Status lease_jobs(const grpc::ServerContextBase& context,
+                          const proto::LeaseJobsRequest& request,
+                          proto::LeaseJobsResponse* response);
+  /// Runs `work` on a thread of its own, counted so that the destructor waits for it.
+  void start_thread(std::function<void()> work);
 
   struct Setup {
     proto::EvaluationSetup message;            // what GetSetup answers
@@ -158,6 +172,9 @@ class CoordinatorService final : public CoordinatorServiceBase {
   std::map<std::string, std::string> images_;
   std::map<std::string, std::string> runs_;  // setup id by pool run id
   std::map<std::string, LeasedJob> jobs_;    // by job id
+  std::mutex threads_mu_;
+  std::condition_variable threads_done_;
+  int threads_running_ = 0;
 };
 
 }  // namespace stipple::search

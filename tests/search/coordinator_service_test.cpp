@@ -337,6 +337,49 @@ TEST_F(CoordinatorServiceTest, AJobLeasedToACancelledPollGoesBackAtOnce) {
   EXPECT_EQ(pending.get().at(0).images.at(0).time_ms, 3.0);
 }
 
+// Long polls run on threads of the service's: while many wait, every other call is
+// answered at once (blocked on gRPC's callback threads, they would starve them), and each
+// poll still ends after its wait with no job.
+TEST_F(CoordinatorServiceTest, ManyLongPollsDoNotHoldUpOtherCalls) {
+  constexpr int kPolls = 24;
+  std::vector<std::string> workers;
+  for (int i = 0; i < kPolls; ++i)
+    workers.push_back(register_worker("host" + std::to_string(i), kTarget));
+  const auto start = std::chrono::steady_clock::now();
+  std::vector<std::future<grpc::Status>> polls;
+  for (const std::string& w : workers) {
+    polls.push_back(std::async(std::launch::async, [&, w] {
+      proto::LeaseJobsRequest req;
+      req.set_worker_id(w);
+      req.set_max_jobs(1);
+      req.set_wait_seconds(2);
+      proto::LeaseJobsResponse resp;
+      grpc::Status st = stub_->LeaseJobs(ctx().get(), req, &resp);
+      if (st.ok() && resp.jobs_size() != 0) return grpc::Status(grpc::StatusCode::UNKNOWN, "a job");
+      return st;
+    }));
+  }
+  std::this_thread::sleep_for(300ms);  // the polls are in
+  for (int i = 0; i < 5; ++i) {
+    const auto asked = std::chrono::steady_clock::now();
+    proto::ListWorkersResponse list;
+    ASSERT_TRUE(stub_->ListWorkers(ctx().get(), proto::ListWorkersRequest(), &list).ok());
+    EXPECT_EQ(list.workers_size(), kPolls);
+    proto::HeartbeatRequest hb;
+    hb.set_worker_id(workers[i]);
+    proto::HeartbeatResponse known;
+    ASSERT_TRUE(stub_->Heartbeat(ctx().get(), hb, &known).ok());
+    EXPECT_TRUE(known.known());
+    EXPECT_LT(std::chrono::steady_clock::now() - asked, 500ms);
+  }
+  for (std::future<grpc::Status>& p : polls) {
+    ASSERT_EQ(p.wait_for(10s), std::future_status::ready);
+    const grpc::Status st = p.get();
+    EXPECT_TRUE(st.ok()) << st.error_message();
+  }
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 1900ms);  // each waited its 2 s
+}
+
 TEST_F(CoordinatorServiceTest, WorkerOfAnotherTargetGetsNoJob) {
   RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
   auto pending =
