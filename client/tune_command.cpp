@@ -114,16 +114,10 @@ int run_tune(TuneCliOptions opt) {
   eo.deadline_seconds = to.deadline_s;
   // The lock workers on this host take: a tune beside a worker does not time its
   // candidates while the worker's compile or timed run disturbs the clock, or the other
-  // way round. Said at start, as the worker does: the child would otherwise measure
-  // without it, with a warning per batch.
+  // way round.
   eo.benchmark_lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
-  if (!eo.benchmark_lock.empty()) {
-    try {
-      workers::BenchmarkLock probe(eo.benchmark_lock);
-    } catch (const std::runtime_error& e) {
-      throw UserError(std::string(e.what()) + " (give --benchmark-lock another file, or 'none')");
-    }
-  }
+  if (!eo.benchmark_lock.empty())
+    workers::require_benchmark_lock(eo.benchmark_lock, "--benchmark-lock");
   spdlog::info("loading {} training and {} test photos and their reference outputs",
                to.train_images.size(), to.test_images.size());
   workers::LocalEvaluator evaluator(setup, eo);

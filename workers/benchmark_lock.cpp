@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <thread>
 
+#include "compiler_core/ir/error.h"
+
 namespace stipple::workers {
 
 BenchmarkLock::BenchmarkLock(const std::string& path) : path_(path) {
@@ -51,6 +53,14 @@ bool BenchmarkLock::acquire(int operation, double seconds) {
     if (Clock::now() >= end) return false;
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(20000));
+  }
+}
+
+void require_benchmark_lock(const std::string& path, const std::string& option) {
+  try {
+    BenchmarkLock probe(path);
+  } catch (const std::runtime_error& e) {
+    throw UserError(std::string(e.what()) + " (give " + option + " another file, or 'none')");
   }
 }
 

@@ -41,4 +41,9 @@ class BenchmarkLock {
   bool acquire(int operation, double seconds);
 };
 
+/// Opens the lock file once, as `stipple worker` and `stipple tune` do at start, so that a
+/// file that cannot be opened is said once (UserError, naming `option`) rather than
+/// warned about by every evaluator child that would then measure without it.
+void require_benchmark_lock(const std::string& path, const std::string& option);
+
 }  // namespace stipple::workers

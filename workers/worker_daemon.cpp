@@ -166,12 +166,7 @@ class WorkerDaemon::Session {
     if (ec)
       throw UserError("cannot create the cache folder " + images_.string() + ": " + ec.message());
     if (!o_.evaluator.benchmark_lock.empty()) {
-      // Said at start: the children would otherwise measure without it, with a warning each.
-      try {
-        BenchmarkLock probe(o_.evaluator.benchmark_lock);
-      } catch (const std::runtime_error& e) {
-        throw UserError(std::string(e.what()) + " (give --benchmark-lock another file, or 'none')");
-      }
+      require_benchmark_lock(o_.evaluator.benchmark_lock, "--benchmark-lock");
     }
 
     grpc::ChannelArguments args;
