@@ -146,9 +146,13 @@ class CodeGen {
   /// A vector read of the input row at `coords` (dimension 0 dense), with no boundary
   /// check: the caller knows the row is inside the image.
   llvm::Value* input_row(const BufferInfo& buf, Type type, const std::vector<llvm::Value*>& coords);
+  /// A prefetch of the element `stride[1]` elements past `p` (element type `et`): the same
+  /// columns of the input's next row.
+  void prefetch_next_row(const BufferInfo& buf, llvm::Type* et, llvm::Value* p);
   /// Whether the row of lanes at `coords` (dimension 0 dense) lies inside the image.
   llvm::Value* row_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   llvm::Value* emit_reduce(const Reduce* op);
+  llvm::Value* emit_reduce_body(const Reduce* op);  // emit_reduce without the bookkeeping
   /// Emits `emit_copy` (the code of a group of reductions over one domain, returning their
   /// values) once, or, in vector code when the reductions read input rows at coordinates
   /// affine in their variables, twice: a copy with those reads unchecked, taken when every
@@ -186,6 +190,7 @@ class CodeGen {
   llvm::Value* mask_ = nullptr;         // active lanes (<lanes x i1>); null: all lanes active
   int64_t masked_loads_ = 0;            // masked func loads emitted so far (emit_vector_if)
   int64_t unversioned_under_mask_ = 0;  // reductions left unversioned under a mask, so far
+  int reduction_depth_ = 0;             // reductions whose body is being emitted
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
   /// Vectors that are n / s plus a uniform offset, n advancing by one per lane and s a
   /// constant from 2 to kMaxLaneDivisor (a read of grid samples at x / s): when lane 0 of

@@ -110,7 +110,9 @@ void CodeGen::emit_fused_reductions(const Expr& value) {
       }
     }
     if (group.size() > 1) {
+      ++reduction_depth_;
       std::vector<llvm::Value*> values = emit_folds(group);
+      --reduction_depth_;
       for (size_t i = 0; i < group.size(); ++i) fused_values_[group[i]] = values[i];
     }
     left = std::move(rest);

@@ -349,6 +349,28 @@ TEST(VectorReduction, ReadsThroughAnInlinedFuncWithAffineArgumentsAreVersioned) 
   EXPECT_EQ(nest.find("let edge."), std::string::npos) << nest;
 }
 
+TEST(InputPrefetch, RowReadsPrefetchTheNextRowAndWindowTapsDoNot) {
+  // A vector read of an input row also prefetches the same columns one row below
+  // (prefetch_next_row); taps inside a reduction do not. On the last row that address is
+  // past the image: a prefetch must not fault, and the values stay the evaluator's.
+  const std::string direct =
+      "pipeline d\ninput in : f32[x, y]\nfunc out(x, y) = in(x, y) * 2.0 + in(x + 1, y)\n"
+      "output out\n";
+  const std::string window =
+      "pipeline w\ninput in : f32[x, y]\nfunc out(x, y) = sum(i in -1..1 : in(x + i, y))\n"
+      "output out\n";
+  for (int64_t height : {1, 2, 5}) {
+    Buffer in(ScalarType::Float32, {37, height});
+    for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, static_cast<double>(i % 11));
+    Result d = run_both(direct, "out.vectorize(x, 8)", {{"in", in}}, {37, height});
+    expect_same(d, "direct reads, height " + std::to_string(height));
+    EXPECT_NE(d.ir.find("llvm.prefetch"), std::string::npos);
+    Result w = run_both(window, "out.vectorize(x, 8)", {{"in", in}}, {37, height});
+    expect_same(w, "window taps, height " + std::to_string(height));
+    EXPECT_EQ(w.ir.find("llvm.prefetch"), std::string::npos);
+  }
+}
+
 TEST(FusedReductions, SiblingsOverOneDomainShareALoopAndKeepTheirValues) {
   // Three folds over one domain (two sums sharing an exp, as the bilateral filter's, one of
   // them in an inlined func whose variable arguments are substituted, not let-bound, and a
