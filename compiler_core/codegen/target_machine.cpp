@@ -151,9 +151,10 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   // Full unrolling only (constant trip counts under the threshold). LLVM's partial and
   // runtime unrolling are on where the CPU's scheduling model gives a loop buffer size
   // (znver3, which LLVM 14 calls Zen 4, but not the generic model it gives Zen 5): they
-  // doubled nl_means's IR and its compile time on Zen 4 (247 -> 106 ms) and made the hand
-  // schedules no faster (two_pass_blur 19.3 -> 14.6 ms, bilateral_filter 349 -> 311 ms;
-  // bench/README.md). Schedules unroll explicitly (`unroll`), as in Halide.
+  // doubled nl_means's IR and its compile time on Zen 4 (247 -> 106 ms without them), and
+  // the hand schedules ran no faster with them (two_pass_blur 19.3 ms with, 14.6 without;
+  // bilateral_filter 349 and 311; bench/README.md). Schedules unroll explicitly (`unroll`),
+  // as in Halide.
   fpm.addPass(llvm::LoopUnrollPass(llvm::LoopUnrollOptions(/*OptLevel=*/2)
                                        .setPartial(false)
                                        .setRuntime(false)
