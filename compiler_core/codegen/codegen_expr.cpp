@@ -546,8 +546,8 @@ void CodeGen::prefetch_next_row(const BufferInfo& buf, llvm::Type* et, llvm::Val
   // consumer's row from cache) reads memory in bursts; asking for the next row while this
   // one is read keeps requests in flight across the compute phase, which the hardware
   // prefetchers, following the addresses read, evidently do not: blur3x3 6400x4800 ran
-  // 15-25% faster (bench/README.md). A prefetch never faults, so its address needs no
-  // bounds (past the last row it is a no-op). Prefetches of lines already cached cost an
+  // 7-25% faster in three rounds (bench/README.md). A prefetch never faults, so its address needs
+  // no bounds (past the last row it is a no-op). Prefetches of lines already cached cost an
   // instruction each, which is why reads inside reductions (the taps of a window, mostly
   // cached) issue none.
   llvm::Value* next = b_.CreateGEP(et, p, buf.stride[1], "next.row");

@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <regex>
 
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/interp/evaluator.h"
@@ -365,6 +366,14 @@ TEST(InputPrefetch, RowReadsPrefetchTheNextRowAndWindowTapsDoNot) {
     Result d = run_both(direct, "out.vectorize(x, 8)", {{"in", in}}, {37, height});
     expect_same(d, "direct reads, height " + std::to_string(height));
     EXPECT_NE(d.ir.find("llvm.prefetch"), std::string::npos);
+    // One prefetch per row read (on the two reads' plain-load paths, not per lane on the
+    // edge paths), each of an address computed as the next row's.
+    const auto count = [&](const std::regex& re) {
+      return std::distance(std::sregex_iterator(d.ir.begin(), d.ir.end(), re),
+                           std::sregex_iterator());
+    };
+    EXPECT_EQ(count(std::regex("call void @llvm\\.prefetch")), 2) << d.ir;
+    EXPECT_EQ(count(std::regex("%next\\.row[0-9]* = getelementptr")), 2) << d.ir;
     Result w = run_both(window, "out.vectorize(x, 8)", {{"in", in}}, {37, height});
     expect_same(w, "window taps, height " + std::to_string(height));
     EXPECT_EQ(w.ir.find("llvm.prefetch"), std::string::npos);
