@@ -167,12 +167,15 @@ std::vector<llvm::Value*> CodeGen::versioned_for_input_rows(
   return merged;
 }
 
-llvm::Value* CodeGen::row_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
+llvm::Value* CodeGen::lanes_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   llvm::Value* lane0 =
       b_.CreateSExt(b_.CreateExtractElement(coords[0], uint64_t{0}), b_.getInt64Ty());
   llvm::Value* last = b_.CreateAdd(lane0, i64((lanes_ - 1) * row_stride(coords)));
-  llvm::Value* inside =
-      b_.CreateAnd(b_.CreateICmpSGE(lane0, i64(0)), b_.CreateICmpSLT(last, buf.extent[0]));
+  return b_.CreateAnd(b_.CreateICmpSGE(lane0, i64(0)), b_.CreateICmpSLT(last, buf.extent[0]));
+}
+
+llvm::Value* CodeGen::row_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
+  llvm::Value* inside = lanes_inside(buf, coords);
   for (int d = 1; d < buf.dims; ++d) {
     llvm::Value* c = b_.CreateSExt(coords[d], b_.getInt64Ty());
     inside = b_.CreateAnd(inside, b_.CreateICmpULT(c, buf.extent[d]));

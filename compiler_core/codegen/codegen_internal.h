@@ -143,6 +143,13 @@ class CodeGen {
   /// An input read at i32 coordinates (scalars or vectors) with the input's boundary.
   llvm::Value* input_with_boundary(const BufferInfo& buf, Type type,
                                    const std::vector<llvm::Value*>& coords_i32);
+  /// The i64 coordinate `c` (scalar or vector) of dimension `d` mapped inside the image by
+  /// the input's boundary condition; under a constant boundary also ORs "c is outside"
+  /// into `*outside` (null: none yet), where the constant replaces the value read.
+  llvm::Value* boundary_coordinate(const BufferInfo& buf, int d, llvm::Value* c,
+                                   llvm::Value** outside);
+  /// The constant boundary's value as an element of `type`.
+  llvm::Value* boundary_constant(const BufferInfo& buf, Type type);
   /// A vector read of the input row at `coords` (dimension 0 dense), with no boundary
   /// check: the caller knows the row is inside the image.
   llvm::Value* input_row(const BufferInfo& buf, Type type, const std::vector<llvm::Value*>& coords);
@@ -151,6 +158,8 @@ class CodeGen {
   void prefetch_next_row(const BufferInfo& buf, llvm::Type* et, llvm::Value* p);
   /// Whether the row of lanes at `coords` (dimension 0 dense) lies inside the image.
   llvm::Value* row_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
+  /// row_inside in dimension 0 only: whether the lanes' span lies inside the image's width.
+  llvm::Value* lanes_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   llvm::Value* emit_reduce(const Reduce* op);
   llvm::Value* emit_reduce_body(const Reduce* op);  // emit_reduce without the bookkeeping
   /// Emits `emit_copy` (the code of a group of reductions over one domain, returning their

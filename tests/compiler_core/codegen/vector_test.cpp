@@ -207,6 +207,40 @@ TEST(VectorAccess, StridedRowsAreOneLoadAndAShuffleAtEveryEdge) {
   }
 }
 
+TEST(VectorAccess, RowsOutsideTheImageAreTheBoundaryRowUnderEveryBoundary) {
+  // A row read whose row or channel lies outside the image loads the row a clamp boundary
+  // maps it to, or gives a constant boundary's constant, on the plain-load path (a mirror
+  // boundary's rows are checked per vector); only a span crossing the left or right edge
+  // takes the per-lane path. Offsets up to 7 rows and 2 channels out, on images of 1, 2
+  // and 5 rows, so that vectors inside the width read rows above, below and far past the
+  // image, for a float and an integer type.
+  for (const char* type : {"f32", "u16"}) {
+    for (const char* boundary : {"", " mirror", " constant(7)"}) {
+      std::string src = std::string("pipeline r\ninput in : ") + type + "[x, y, c]" + boundary +
+                        "\nfunc out(x, y, c) = f32(in(x, y - 2, c)) + f32(in(x + 1, y + 3, c)) * "
+                        "0.5 + f32(in(x - 1, y, c + 1)) * 0.25 + f32(in(x, y - 7, c - 2))\n"
+                        "output out\n";
+      for (int64_t height : {1, 2, 5}) {
+        for (int64_t width : {3, 16, 37}) {
+          Buffer in(std::string(type) == "f32" ? ScalarType::Float32 : ScalarType::UInt16,
+                    {width, height, 2});
+          for (int64_t i = 0; i < in.element_count(); ++i) {
+            in.set_flat(i, static_cast<double>((i * 29) % 97));
+          }
+          for (const char* sched :
+               {"out.vectorize(x, 8)", "out.vectorize(x, 16)",
+                "out.split(y, yo, yi, 2).reorder(x, c, yi, yo).vectorize(x, 4)"}) {
+            Result r = run_both(src, sched, {{"in", in}}, {width, height, 2});
+            expect_same(r, std::string(type) + " boundary '" + boundary + "' " +
+                               std::to_string(width) + "x" + std::to_string(height) + " under " +
+                               sched);
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(VectorAccess, ReadsAtXOverSAreAWindowAndAShuffleWhenAligned) {
   // Reads of a func buffer at x / s + k (grid samples read by a dense stage): a masked
   // load of the (lanes - 1) / s + 1 elements and a shuffle when lane 0's x is a multiple
