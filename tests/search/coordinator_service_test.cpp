@@ -307,19 +307,37 @@ TEST_F(CoordinatorServiceTest, StableJobIdsAndSameSetupSameId) {
 // A worker whose long poll gave up (its deadline passed) before a job came: the job the
 // poll then takes cannot reach it, so it goes back to the queue at once, not when its lease
 // runs out (20 s here).
+//
+// The server's deadline for the call runs from when the server received it, which may be
+// later than the client sent it, so the job comes only once the server is in the poll
+// (the pool says so) and its deadline has passed by the server's clock too. A job taken
+// between the client's deadline and the server's is answered to a client that is gone and
+// comes back when its lease runs out; that window is the call's transit time.
 TEST_F(CoordinatorServiceTest, AJobLeasedToACancelledPollGoesBackAtOnce) {
   const std::string gone = register_worker("hostA", kTarget);
   proto::LeaseJobsRequest req;
   req.set_worker_id(gone);
   req.set_max_jobs(1);
-  req.set_wait_seconds(1.5);
-  grpc::ClientContext short_call;
-  short_call.set_deadline(std::chrono::system_clock::now() + 300ms);
-  rpc::authorize(short_call, kToken);
-  proto::LeaseJobsResponse resp;
-  EXPECT_EQ(stub_->LeaseJobs(&short_call, req, &resp).error_code(),
-            grpc::StatusCode::DEADLINE_EXCEEDED);
-  // The server is still blocked in that poll; the job comes while it waits.
+  req.set_wait_seconds(2);  // the longest the service allows here (max_lease_wait)
+  constexpr auto kDeadline = 300ms;
+  auto short_poll = std::async(std::launch::async, [&] {
+    grpc::ClientContext short_call;
+    short_call.set_deadline(std::chrono::system_clock::now() + kDeadline);
+    rpc::authorize(short_call, kToken);
+    proto::LeaseJobsResponse resp;
+    return stub_->LeaseJobs(&short_call, req, &resp).error_code();
+  });
+  auto polling = [&] {
+    for (const workers::WorkerInfo& w : pool_->snapshot().workers)
+      if (w.id == gone) return w.polling;
+    return false;
+  };
+  for (int i = 0; i < 1000 && !polling(); ++i) std::this_thread::sleep_for(1ms);
+  const auto in_poll = std::chrono::steady_clock::now();
+  ASSERT_TRUE(polling());
+  ASSERT_EQ(short_poll.get(), grpc::StatusCode::DEADLINE_EXCEEDED);
+  std::this_thread::sleep_until(in_poll + kDeadline + 100ms);
+  // The server is still blocked in that poll (2 s); the job comes while it waits.
   RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
   auto pending =
       std::async(std::launch::async, [&] { return evaluator.evaluate({""}, "test", 0); });
