@@ -26,7 +26,11 @@
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Vectorize/SLPVectorizer.h>
 
+#include <cstdlib>
 #include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "compiler_core/ir/error.h"
 
@@ -43,8 +47,23 @@ void initialize_llvm_targets() {
     llvm::InitializeAllAsmParsers();
     // LLVM's own command-line options for people reading or debugging generated code, e.g.
     // STIPPLE_LLVM_OPTIONS="-x86-asm-syntax=intel" for `stipple compile --emit asm`.
-    const char* argv[] = {"stipple"};
-    llvm::cl::ParseCommandLineOptions(1, argv, "", nullptr, "STIPPLE_LLVM_OPTIONS");
+    const char* user_env = std::getenv("STIPPLE_LLVM_OPTIONS");
+    const std::string user = user_env ? user_env : "";
+    std::vector<const char*> argv = {"stipple"};
+    // Two backend passes that cost compile time and gave no run time we could measure
+    // (bench/README.md, "Backend passes left out"): the post-RA list scheduler, which LLVM
+    // turns on for the Zen models (an out-of-order core reorders by itself), and AVX-512's
+    // domain reassignment (moves GPR bit logic into mask registers). Together about 15% of
+    // nl_means's compile time. An option the user sets in STIPPLE_LLVM_OPTIONS wins.
+    const llvm::StringMap<llvm::cl::Option*>& known = llvm::cl::getRegisteredOptions();
+    const std::pair<const char*, const char*> defaults[] = {
+        {"post-RA-scheduler", "-post-RA-scheduler=false"},
+        {"disable-x86-domain-reassignment", "-disable-x86-domain-reassignment"}};
+    for (const auto& [name, argument] : defaults) {
+      if (known.count(name) && user.find(name) == std::string::npos) argv.push_back(argument);
+    }
+    llvm::cl::ParseCommandLineOptions(int(argv.size()), argv.data(), "", nullptr,
+                                      "STIPPLE_LLVM_OPTIONS");
   });
 }
 

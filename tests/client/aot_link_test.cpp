@@ -227,6 +227,19 @@ TEST_F(AotLink, AsmAndLlvmAreTextWithTheSymbol) {
   EXPECT_EQ(static_cast<unsigned char>(obj[18]) | (static_cast<unsigned char>(obj[19]) << 8), 183);
 }
 
+// Stipple turns two backend passes off by default (target_machine.cpp); a user who sets
+// either in STIPPLE_LLVM_OPTIONS gets theirs, not LLVM's "may only occur once" error.
+TEST_F(AotLink, LlvmOptionsTheUserSetsOverrideStipplesDefaults) {
+  const std::string stp = source("datasets/pipelines/blur3x3.stp");
+  for (const char* options : {"-post-RA-scheduler=true", "-disable-x86-domain-reassignment=false",
+                              "-post-RA-scheduler -x86-asm-syntax=intel"}) {
+    Result r = shell(std::string("STIPPLE_LLVM_OPTIONS='") + options + "' " + STIPPLE_BINARY +
+                     " compile " + stp + " --emit asm -o -");
+    ASSERT_EQ(r.exit_code, 0) << options << ": " << r.output.substr(0, 2000);
+    EXPECT_NE(r.output.find("blur3x3:"), std::string::npos) << options;
+  }
+}
+
 TEST_F(AotLink, OutputNamesComeFromTheStemOrFromMinusO) {
   // No -o: the pipeline's stem in the current directory, one extension per kind.
   Result r = shell("cd " + dir_.string() + " && " + STIPPLE_BINARY + " compile " +

@@ -5,10 +5,12 @@
 #include "compiler_core/codegen/aot.h"
 
 #include <gtest/gtest.h>
+#include <llvm/Support/CommandLine.h>
 
 #include <regex>
 
 #include "compiler_core/codegen/jit.h"
+#include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -62,6 +64,23 @@ uint16_t elf_machine(const std::string& obj) {
             "ELF");
   return static_cast<uint16_t>(static_cast<unsigned char>(obj[18]) |
                                (static_cast<unsigned char>(obj[19]) << 8));
+}
+
+// The backend leaves out the post-RA list scheduler and AVX-512 domain reassignment
+// (compile time; target_machine.cpp): both LLVM options are set as if on the command line.
+TEST(Aot, BackendLeavesOutPostRaSchedulingAndDomainReassignment) {
+  initialize_llvm_targets();
+  const llvm::StringMap<llvm::cl::Option*>& options = llvm::cl::getRegisteredOptions();
+  ASSERT_TRUE(options.count("post-RA-scheduler"));
+  ASSERT_TRUE(options.count("disable-x86-domain-reassignment"));
+  auto* post_ra = static_cast<llvm::cl::opt<bool>*>(options.lookup("post-RA-scheduler"));
+  auto* domain =
+      static_cast<llvm::cl::opt<bool>*>(options.lookup("disable-x86-domain-reassignment"));
+  // An occurrence, not just the value: the scheduler pass reads its option only when given.
+  EXPECT_EQ(post_ra->getNumOccurrences(), 1);
+  EXPECT_FALSE(post_ra->getValue());
+  EXPECT_EQ(domain->getNumOccurrences(), 1);
+  EXPECT_TRUE(domain->getValue());
 }
 
 TEST(Aot, HostLlvmIrIsExactlyWhatTheJitOptimises) {
