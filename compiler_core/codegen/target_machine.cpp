@@ -53,7 +53,7 @@ void initialize_llvm_targets() {
     // Two backend passes that cost compile time and gave no run time we could measure
     // (bench/README.md, "Backend passes left out"): the post-RA list scheduler, which LLVM
     // turns on for the Zen models (an out-of-order core reorders by itself), and AVX-512's
-    // domain reassignment (moves GPR bit logic into mask registers). Together about 15% of
+    // domain reassignment (moves GPR bit logic into mask registers). Together about 13% of
     // nl_means's compile time. An option the user sets in STIPPLE_LLVM_OPTIONS wins.
     const llvm::StringMap<llvm::cl::Option*>& known = llvm::cl::getRegisteredOptions();
     const std::pair<const char*, const char*> defaults[] = {
