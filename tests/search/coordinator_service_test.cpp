@@ -23,6 +23,7 @@
 #include "proto/rpc_security.h"
 #include "proto/schedule_codec.h"
 #include "search/remote_evaluator.h"
+#include "tests/workers/pool_waits.h"
 
 namespace stipple::search {
 namespace {
@@ -327,14 +328,8 @@ TEST_F(CoordinatorServiceTest, AJobLeasedToACancelledPollGoesBackAtOnce) {
     proto::LeaseJobsResponse resp;
     return stub_->LeaseJobs(&short_call, req, &resp).error_code();
   });
-  auto polling = [&] {
-    for (const workers::WorkerInfo& w : pool_->snapshot().workers)
-      if (w.id == gone) return w.polling;
-    return false;
-  };
-  for (int i = 0; i < 1000 && !polling(); ++i) std::this_thread::sleep_for(1ms);
+  ASSERT_NO_FATAL_FAILURE(workers::wait_until_polling(*pool_, gone));
   const auto in_poll = std::chrono::steady_clock::now();
-  ASSERT_TRUE(polling());
   ASSERT_EQ(short_poll.get(), grpc::StatusCode::DEADLINE_EXCEEDED);
   std::this_thread::sleep_until(in_poll + kDeadline + 100ms);
   // The server is still blocked in that poll (2 s); the job comes while it waits.

@@ -15,6 +15,8 @@
 #include <set>
 #include <thread>
 
+#include "tests/workers/pool_waits.h"
+
 namespace stipple::workers {
 namespace {
 
@@ -71,21 +73,6 @@ WorkerPoolOptions options(std::chrono::milliseconds lease, std::chrono::millisec
   o.lease_duration = lease;
   o.heartbeat_timeout = heartbeat;
   return o;
-}
-
-const WorkerInfo& info(const PoolSnapshot& s, const std::string& id) {
-  for (const WorkerInfo& w : s.workers)
-    if (w.id == id) return w;
-  throw std::runtime_error("no worker " + id);
-}
-
-/// Until the worker is blocked in lease(), so that what follows must wake it.
-void wait_until_polling(WorkerPool& pool, const std::string& worker) {
-  auto give_up = std::chrono::steady_clock::now() + 5s;
-  while (!info(pool.snapshot(), worker).polling) {
-    ASSERT_LT(std::chrono::steady_clock::now(), give_up) << worker << " never blocked in lease()";
-    std::this_thread::sleep_for(1ms);
-  }
 }
 
 TEST(WorkerPool, RegistrationGivesFreshIdsEvenForTheSameHost) {
