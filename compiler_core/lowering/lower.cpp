@@ -6,6 +6,7 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/lowering/schedule_functions.h"
+#include "compiler_core/lowering/simplify_modulo.h"
 #include "compiler_core/lowering/sliding_window.h"
 #include "compiler_core/lowering/storage_folding.h"
 #include "compiler_core/perforation/apply_perforation.h"
@@ -36,7 +37,7 @@ codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approxi
   // Inlining and bounds inference run inside schedule_functions, per stage and level.
   Stmt body = lowering::schedule_functions(p, s);
   lowering::SlidingResult slid = lowering::sliding_window(body, p);
-  f.body = lowering::storage_folding(slid.stmt, slid.slid);
+  f.body = lowering::simplify_modulo(lowering::storage_folding(slid.stmt, slid.slid));
   f.inputs = p.inputs;
   f.params = p.params;
   f.buffers.push_back({out->name, out->type, static_cast<int>(out->args.size())});
