@@ -207,6 +207,29 @@ TEST(VectorAccess, StridedRowsAreOneLoadAndAShuffleAtEveryEdge) {
   }
 }
 
+TEST(VectorAccess, MirroredLanesFarOutsideTheImageMatchTheEvaluator) {
+  // Lanes past the left or right edge reflect with a Euclidean remainder by the period,
+  // which vector code takes from a division in double (no vector srem: one idiv per lane).
+  // Offsets up to the i32 range's ends, on images whose periods (2 * (width - 1)) range
+  // from 1 to 5998, so that a quotient off by one anywhere would show.
+  const std::vector<int64_t> offsets = {0,         1,          -1,          7,
+                                        -13,       65537,      -1000003,    123456789,
+                                        -98765431, 2147480000, -2147480000, 2147483000 - 999};
+  for (int64_t width : {1, 2, 3, 17, 1000, 3000}) {
+    Buffer in = nasty_image(ScalarType::Float32, width, 2, static_cast<uint32_t>(width));
+    for (int64_t offset : offsets) {
+      std::string off = std::to_string(offset);
+      std::string src = "pipeline m\ninput in : f32[x, y] mirror\nfunc out(x, y) = in(x + " + off +
+                        ", y) + in(x - (" + off + "), y) * 0.5\noutput out\n";
+      for (const char* sched : {"out.vectorize(x, 8)", "out.vectorize(x, 16)"}) {
+        Result r = run_both(src, sched, {{"in", in}}, {std::min<int64_t>(width, 40), 2});
+        expect_same(r, "width " + std::to_string(width) + " offset " + off + " under " + sched);
+        EXPECT_EQ(r.ir.find("srem <"), std::string::npos) << sched;
+      }
+    }
+  }
+}
+
 TEST(VectorAccess, RowsOutsideTheImageAreTheBoundaryRowUnderEveryBoundary) {
   // A row read whose row or channel lies outside the image loads the row a clamp boundary
   // maps it to, or gives a constant boundary's constant, on the plain-load path (a mirror
