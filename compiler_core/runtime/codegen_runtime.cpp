@@ -18,15 +18,15 @@
 
 namespace {
 
-// Scratch buffers of tiled schedules are allocated and freed once per tile: six planes of
-// 35 KiB per 256x32 tile for the demosaic. Straight to glibc, each tile's frees shrink the
-// heap past its trim threshold and the next tile's mallocs grow it again with fresh pages
-// (page faults, TLB flushes): 22 ms per 1080p demosaic instead of 7 in a linked program.
-// Whole intermediate images have the same problem one level up: glibc maps them with
-// mmap and unmaps them on free, so every run of a pipeline faults in its compute_root
-// buffers again (a quarter of the time of a perforated median, mostly in the kernel).
-// So each thread keeps the last few blocks it freed and hands them out again, up to
-// kMaxCachedBytes in all; a finished pipeline holds at most that much per thread.
+// Scratch buffers of tiled schedules are allocated and freed once per tile (the demosaic's
+// hand schedule once had six planes of 35 KiB per 256x32 tile). Straight to glibc, each tile's
+// frees shrink the heap past its trim threshold and the next tile's mallocs grow it again with
+// fresh pages (page faults, TLB flushes): 22 ms per 1080p demosaic instead of 7 in a linked
+// program. Whole intermediate images have the same problem one level up: glibc maps them with mmap
+// and unmaps them on free, so every run of a pipeline faults in its compute_root buffers again (a
+// quarter of the time of a perforated median, mostly in the kernel). So each thread keeps the last
+// few blocks it freed and hands them out again, up to kMaxCachedBytes in all; a finished pipeline
+// holds at most that much per thread.
 constexpr size_t kAlign = 64;  // and the header in front of each block (its size)
 constexpr size_t kCachedBlocks = 32;
 constexpr size_t kMaxCachedBytes = size_t{128} << 20;
