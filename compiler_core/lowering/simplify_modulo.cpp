@@ -105,52 +105,50 @@ class ModuloSimplifier : public IRMutator {
 
   Expr visit(const Let* op) override {
     Expr value = mutate(op->value);
-    Expr body = in_scope<Expr>(op->name, value, [&] { return mutate(op->body); });
+    Expr body = in_scope<Expr>({{op->name, value}}, [&] { return mutate(op->body); });
     if (value.same_as(op->value) && body.same_as(op->body)) return op;
     return Let::make(op->name, std::move(value), std::move(body));
   }
 
   Stmt visit(const LetStmt* op) override {
     Expr value = mutate(op->value);
-    Stmt body = in_scope<Stmt>(op->name, value, [&] { return mutate(op->body); });
+    Stmt body = in_scope<Stmt>({{op->name, value}}, [&] { return mutate(op->body); });
     if (value.same_as(op->value) && body.same_as(op->body)) return op;
     return LetStmt::make(op->name, std::move(value), std::move(body));
   }
 
   // Loop and reduction variables hide a Let of the same name inside them.
   Stmt visit(const For* op) override {
-    return in_scope<Stmt>(op->name, Expr(), [&] { return IRMutator::visit(op); });
+    return in_scope<Stmt>({{op->name, Expr()}}, [&] { return IRMutator::visit(op); });
   }
   Expr visit(const Reduce* op) override {
-    std::vector<std::pair<std::string, std::optional<Expr>>> hidden;
-    for (const ReductionVariable& rv : op->domain) {
-      auto it = lets_.find(rv.name);
-      hidden.emplace_back(rv.name, it == lets_.end() ? std::nullopt : std::optional(it->second));
-      lets_.erase(rv.name);
-    }
-    Expr r = IRMutator::visit(op);
-    for (auto& [name, value] : hidden) {
-      if (value) lets_[name] = *value;
-    }
-    return r;
+    std::vector<std::pair<std::string, Expr>> hidden;
+    for (const ReductionVariable& rv : op->domain) hidden.emplace_back(rv.name, Expr());
+    return in_scope<Expr>(hidden, [&] { return IRMutator::visit(op); });
   }
 
  private:
-  // Runs `f` with `name` bound to `value` (or unbound, for an undefined value).
+  // Runs `f` with each name bound to its value (or unbound, for an undefined value), then
+  // restores what the names meant outside.
   template <typename R, typename F>
-  R in_scope(const std::string& name, const Expr& value, F f) {
-    auto it = lets_.find(name);
-    std::optional<Expr> outer = it == lets_.end() ? std::nullopt : std::optional(it->second);
-    if (value.defined()) {
-      lets_[name] = value;
-    } else {
-      lets_.erase(name);
+  R in_scope(const std::vector<std::pair<std::string, Expr>>& bindings, F f) {
+    std::vector<std::pair<std::string, std::optional<Expr>>> outer;
+    for (const auto& [name, value] : bindings) {
+      auto it = lets_.find(name);
+      outer.emplace_back(name, it == lets_.end() ? std::nullopt : std::optional(it->second));
+      if (value.defined()) {
+        lets_[name] = value;
+      } else {
+        lets_.erase(name);
+      }
     }
     R r = f();
-    if (outer) {
-      lets_[name] = *outer;
-    } else {
-      lets_.erase(name);
+    for (auto it = outer.rbegin(); it != outer.rend(); ++it) {
+      if (it->second) {
+        lets_[it->first] = *it->second;
+      } else {
+        lets_.erase(it->first);
+      }
     }
     return r;
   }

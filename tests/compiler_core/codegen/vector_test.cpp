@@ -6,6 +6,7 @@
 // checked to contain the vector operations (so a silent fallback to scalar code fails).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>

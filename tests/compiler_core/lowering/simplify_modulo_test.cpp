@@ -108,6 +108,18 @@ TEST(SimplifyModulo, ALoopVariableHidesALetOfTheSameName) {
   EXPECT_TRUE(lowering::simplify_modulo(s).same_as(s));
 }
 
+TEST(SimplifyModulo, AReductionVariableHidesALetOfTheSameName) {
+  // let i = o * 2 + v in sum(i in 0..3 : i % 2): the reduction's i, not the Let's.
+  Expr sum = Reduce::make(ReduceOp::Sum, {{"i", imm(0), imm(3)}}, Mod::make(var("i"), imm(2)));
+  Expr i_value = Add::make(Mul::make(var("o"), imm(2)), var("v"));
+  Expr e = Let::make("i", i_value, sum);
+  EXPECT_TRUE(simplified(e).same_as(e));
+  // Outside the reduction the Let's i is seen again.
+  Expr after = Let::make("i", i_value, Add::make(sum, Mod::make(var("i"), imm(2))));
+  EXPECT_EQ(to_string(simplified(after)),
+            to_string(Let::make("i", i_value, Add::make(sum, Mod::make(var("v"), imm(2))))));
+}
+
 TEST(SimplifyModulo, RandomSumsKeepTheirRemainder) {
   std::mt19937 rng(20261124);
   auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<unsigned>(n)); };
