@@ -498,11 +498,15 @@ llvm::Value* CodeGen::emit_input_load(const Call* op) {
     coords.push_back(emit(op->args[d]));
     varying = varying || coords.back()->getType()->isVectorTy();
   }
+  // Inside a versioned reduction whose corners were checked (codegen_input_rows.cpp) or a
+  // partitioned loop's interior (codegen_loop_partition.cpp): no check.
+  if (inside_rows_.count(op)) {
+    if (varying && row_stride(coords) != 0) return input_row(buf, op->type, coords);
+    return input_inside(buf, op->type, coords);
+  }
   if (!varying || row_stride(coords) == 0) return input_with_boundary(buf, op->type, coords);
   // A row of lanes: one plain load when all of it lies inside the image (every vector but
-  // those at the left and right edges), per-lane boundary handling otherwise. Inside a
-  // versioned reduction whose corners were checked (codegen_input_rows.cpp), no check.
-  if (inside_rows_.count(op)) return input_row(buf, op->type, coords);
+  // those at the left and right edges), per-lane boundary handling otherwise.
   // The other coordinates are the same in every lane: where they are outside the image,
   // a clamp or constant boundary maps them to a row inside it (and the constant replaces
   // the whole vector), so they are mapped once, not checked per vector, and only the
@@ -636,17 +640,17 @@ llvm::Value* CodeGen::boundary_constant(const BufferInfo& buf, Type type) {
                    llvm::ConstantFP::get(b_.getDoubleTy(), buf.decl->boundary_value));
 }
 
-llvm::Value* CodeGen::input_with_boundary(const BufferInfo& buf, Type type,
-                                          const std::vector<llvm::Value*>& coords_i32) {
-  llvm::Value* outside = nullptr;
+llvm::Value* CodeGen::input_inside(const BufferInfo& buf, Type type,
+                                   const std::vector<llvm::Value*>& coords_i32) {
   std::vector<llvm::Value*> coords;
+  for (llvm::Value* c : coords_i32) coords.push_back(b_.CreateSExt(c, shaped(b_.getInt64Ty(), c)));
+  return load_input(buf, type, coords);
+}
+
+llvm::Value* CodeGen::load_input(const BufferInfo& buf, Type type,
+                                 const std::vector<llvm::Value*>& coords) {
   bool varying = false;
-  for (int d = 0; d < buf.dims; ++d) {
-    llvm::Value* c = coords_i32[d];
-    c = b_.CreateSExt(c, shaped(b_.getInt64Ty(), c));
-    varying = varying || c->getType()->isVectorTy();
-    coords.push_back(boundary_coordinate(buf, d, c, &outside));
-  }
+  for (llvm::Value* c : coords) varying = varying || c->getType()->isVectorTy();
   llvm::Type* et = memory_type(type);
   llvm::Value* v = nullptr;
   if (!varying) {
@@ -660,6 +664,19 @@ llvm::Value* CodeGen::input_with_boundary(const BufferInfo& buf, Type type,
         llvm::Constant::getNullValue(vt));
   }
   if (type.is_bool()) v = b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  return v;
+}
+
+llvm::Value* CodeGen::input_with_boundary(const BufferInfo& buf, Type type,
+                                          const std::vector<llvm::Value*>& coords_i32) {
+  llvm::Value* outside = nullptr;
+  std::vector<llvm::Value*> coords;
+  for (int d = 0; d < buf.dims; ++d) {
+    llvm::Value* c = coords_i32[d];
+    c = b_.CreateSExt(c, shaped(b_.getInt64Ty(), c));
+    coords.push_back(boundary_coordinate(buf, d, c, &outside));
+  }
+  llvm::Value* v = load_input(buf, type, coords);
   if (!outside) return v;  // not a constant boundary, or a zero-dimensional input
   llvm::Value* k = boundary_constant(buf, type);
   unify(outside, v);

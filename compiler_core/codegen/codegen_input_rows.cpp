@@ -100,7 +100,14 @@ std::vector<llvm::Value*> CodeGen::versioned_for_input_rows(
     op->body.accept(&affine);
     reads.insert(affine.reads.begin(), affine.reads.end());
   }
+  // Reads a partitioned loop's interior already knows inside need no check here either,
+  // and in its general copy, which runs at the image's edges, a reduction over only
+  // partitioned reads is not worth a second copy.
+  for (const Call* read : inside_rows_) reads.erase(read);
   if (reads.empty()) return emit_copy();
+  bool all_at_edges = true;
+  for (const Call* read : reads) all_at_edges = all_at_edges && edge_reads_.count(read) > 0;
+  if (all_at_edges) return emit_copy();
   // Not under a mask: partial vectors (loop tails) are rare, and a second copy there would
   // cost compile time for little. emit_vector_if gives the body an unmasked copy instead,
   // where this reduction is versioned.

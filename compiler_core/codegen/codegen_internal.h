@@ -73,6 +73,12 @@ class CodeGen {
   void emit(const Stmt& s);
   void emit_for(const For* op);
   void emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* extent);
+  /// A serial loop split into the iterations where the input reads it can analyse lie
+  /// inside the image (emitted with those reads unchecked) and the rest; false, emitting
+  /// nothing, when it has no such reads (codegen_loop_partition.cpp).
+  bool emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value* extent);
+  /// floor(a / k) of an i64 value and a positive constant.
+  llvm::Value* floor_div_i64(llvm::Value* a, int64_t k);
   void emit_provide(const Provide* op);
   void emit_allocate(const Allocate* op);
   /// A loop running `body(i)` for i in [min, min + extent), i32 values.
@@ -150,6 +156,14 @@ class CodeGen {
                                    llvm::Value** outside);
   /// The constant boundary's value as an element of `type`.
   llvm::Value* boundary_constant(const BufferInfo& buf, Type type);
+  /// A read of `coords` (scalars, or a gather of lanes) with no boundary check: the caller
+  /// knows every lane is inside the image.
+  llvm::Value* input_inside(const BufferInfo& buf, Type type,
+                            const std::vector<llvm::Value*>& coords_i32);
+  /// The element (scalar coordinates) or lanes (a gather) at i64 coordinates inside the
+  /// image.
+  llvm::Value* load_input(const BufferInfo& buf, Type type,
+                          const std::vector<llvm::Value*>& coords);
   /// A vector read of the input row at `coords` (dimension 0 dense), with no boundary
   /// check: the caller knows the row is inside the image.
   llvm::Value* input_row(const BufferInfo& buf, Type type, const std::vector<llvm::Value*>& coords);
@@ -214,7 +228,12 @@ class CodeGen {
   /// uniform, no mask): when aligned, a masked load of the (lanes - 1) / s + 1 elements
   /// they cover and a shuffle; otherwise a gather. nullptr when not such a load.
   llvm::Value* window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
-  std::set<const Call*> inside_rows_;  // input reads known inside (versioned_for_input_rows)
+  /// Input reads known to lie inside the image where they are being emitted
+  /// (versioned_for_input_rows, emit_partitioned_loop): read without a check.
+  std::set<const Call*> inside_rows_;
+  /// Input reads whose loop was partitioned, while its general (edge) copy is emitted:
+  /// reductions over only these are not versioned (emit_partitioned_loop).
+  std::set<const Call*> edge_reads_;
   std::map<const Reduce*, llvm::Value*> fused_values_;  // see emit_fused_reductions
 
   std::vector<std::pair<std::string, llvm::Value*>> vars_;  // innermost last

@@ -324,6 +324,8 @@ void CodeGen::emit_for(const For* op) {
     // Unrolled loops are plain loops with a constant trip count, which LLVM's unroller
     // fully unrolls when they are small.
     case ForType::Serial:
+      if (emit_partitioned_loop(op, min, extent)) return;
+      break;
     case ForType::Unrolled: break;
   }
   emit_counted_loop(op->name, min, extent, [&](llvm::Value* i) {

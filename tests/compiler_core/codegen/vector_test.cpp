@@ -19,19 +19,15 @@
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/runtime/median_order.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "tests/compiler_core/codegen/jit_vs_evaluator.h"
 
 namespace stipple {
 namespace {
 
-/// Bit equality, NaN payloads aside (they are not semantics).
-bool same_bits(ScalarType t, double a, double b) {
-  if (std::isnan(a) && std::isnan(b)) return true;
-  if (t == ScalarType::Float32) {
-    float fa = static_cast<float>(a), fb = static_cast<float>(b);
-    return std::memcmp(&fa, &fb, sizeof fa) == 0;
-  }
-  return std::memcmp(&a, &b, sizeof a) == 0;
-}
+using jit_test::expect_same;
+using jit_test::Result;
+using jit_test::run_both;
+using jit_test::same_bits;
 
 /// A width x height image of `type` whose values come from a small set with many ties,
 /// NaNs of both signs, -0, +0 and infinities (floats), or the type's extremes (integers).
@@ -56,37 +52,6 @@ Buffer nasty_image(ScalarType type, int64_t width, int64_t height, uint32_t seed
     b.set_flat(i, v);
   }
   return b;
-}
-
-struct Result {
-  Buffer jit, reference;
-  std::string ir;
-};
-
-Result run_both(const std::string& source, const std::string& schedule,
-                const std::map<std::string, Buffer>& inputs, std::vector<int64_t> extents) {
-  Pipeline p = compile_pipeline(source, "test.stp");
-  Schedule s = compile_schedule(schedule, "test.sched", p);
-  codegen::LoweredFunction f = lower(p, s);
-  auto jit = codegen::JitCompiler::create();
-  auto fn = jit->compile(f);
-  Result r;
-  r.ir = jit->llvm_ir(f, false);
-  r.jit = run_lowered(*fn, f, p, inputs, {}, extents);
-  r.reference =
-      evaluate_pipeline_region(p, inputs, {}, std::vector<int64_t>(extents.size(), 0), extents);
-  return r;
-}
-
-void expect_same(const Result& r, const std::string& what) {
-  ASSERT_EQ(r.jit.element_count(), r.reference.element_count());
-  for (int64_t i = 0; i < r.jit.element_count(); ++i) {
-    if (!same_bits(r.jit.type(), r.jit.get_flat(i), r.reference.get_flat(i))) {
-      ADD_FAILURE() << what << ": element " << i << ": jit " << r.jit.get_flat(i) << ", evaluator "
-                    << r.reference.get_flat(i);
-      return;
-    }
-  }
 }
 
 TEST(MedianOrder, IsIeeeTotalOrder) {
@@ -374,19 +339,22 @@ TEST(VectorReduction, VersionedInputRowsMatchTheEvaluatorAtEveryEdge) {
   // (codegen_input_rows.cpp). Widths and heights around the vector width put vectors inside,
   // across and outside each edge, for every boundary kind, with a scaled variable (2 * i), a
   // param bound, a read that is not affine (i * i, checked per read) and a nested reduction.
+  // g, computed inside the loop over vectors, puts a loop in its body, so that loop is not
+  // partitioned (codegen_loop_partition.cpp), which would leave these reads unversioned.
   for (const char* boundary : {"", " mirror", " constant(-3)"}) {
     std::string src = std::string("pipeline r\ninput in : f32[x, y]") + boundary +
-                      "\nparam h : i32 = 2\n"
+                      "\nparam h : i32 = 2\nfunc g(x, y) = in(x, y) + 1\n"
                       "func out(x, y) = sum(i in -h..h, j in -1..1 : in(x - 2 * i, y + j) * "
                       "f32(i + 3) + in(x + i * i, y)) + maximum(k in 0..2 : in(x + k, y - k) + "
-                      "sum(m in 0..1 : in(x - m, y + k)))\noutput out\n";
+                      "sum(m in 0..1 : in(x - m, y + k))) + g(x, y)\noutput out\n";
     for (int64_t width : {3, 8, 13, 30}) {
       Buffer in = nasty_image(ScalarType::Float32, width, 5, static_cast<uint32_t>(width));
       for (int64_t i = 0; i < in.element_count(); ++i) {
         in.set_flat(i, static_cast<double>((i * 37) % 101) / 8);  // finite: sums stay exact
       }
       for (const char* sched :
-           {"out.vectorize(x, 8)", "out.split(x, xo, xi, 16).vectorize(xi, 4)"}) {
+           {"g.compute_at(out, x)\nout.vectorize(x, 8)",
+            "g.compute_at(out, xi)\nout.split(x, xo, xi, 16).vectorize(xi, 4)"}) {
         Result r = run_both(src, sched, {{"in", in}}, {width, 5});
         expect_same(r, std::string("boundary '") + boundary + "' width " + std::to_string(width) +
                            " under " + sched);
@@ -398,8 +366,10 @@ TEST(VectorReduction, VersionedInputRowsMatchTheEvaluatorAtEveryEdge) {
 
 TEST(VectorReduction, ReadsThroughAnInlinedFuncWithAffineArgumentsAreVersioned) {
   // edge(x - 2 * i, y + j) inlined: its arguments are substituted, not bound by Lets, so
-  // the input read stays visibly affine in i and j and the reduction gets the copy with
+  // the input read stays visibly affine in i and j and the reduction gets a copy with
   // plain row loads (with Lets it had only per-read checks: a 17-tap blur 1.5x slower).
+  // That copy is now the interior of the partitioned loop over vectors, whose analysis also
+  // looks through Lets (codegen_loop_partition.cpp).
   std::string src =
       "pipeline r\ninput in : f32[x, y]\nfunc edge(x, y) = in(x, y) * 2\n"
       "func out(x, y) = sum(i in -2..2, j in -1..1 : edge(x - 2 * i, y + j))\noutput out\n";
@@ -407,7 +377,7 @@ TEST(VectorReduction, ReadsThroughAnInlinedFuncWithAffineArgumentsAreVersioned) 
   for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, static_cast<double>(i % 13));
   Result r = run_both(src, "out.vectorize(x, 8)", {{"in", in}}, {40, 6});
   expect_same(r, "inlined edge");
-  EXPECT_NE(r.ir.find("rows.inside"), std::string::npos) << "no versioned copy";
+  EXPECT_NE(r.ir.find(".interior"), std::string::npos) << "no partitioned loop";
   Pipeline p = compile_pipeline(src, "r.stp");
   const std::string nest = lowered_text(p, compile_schedule("", "r.sched", p));
   EXPECT_EQ(nest.find("let edge."), std::string::npos) << nest;
@@ -430,13 +400,15 @@ TEST(InputPrefetch, RowReadsPrefetchTheNextRowAndWindowTapsDoNot) {
     expect_same(d, "direct reads, height " + std::to_string(height));
     EXPECT_NE(d.ir.find("llvm.prefetch"), std::string::npos);
     // One prefetch per row read (on the two reads' plain-load paths, not per lane on the
-    // edge paths), each of an address computed as the next row's.
+    // edge paths), each of an address computed as the next row's; the loop over vectors is
+    // partitioned (codegen_loop_partition.cpp), so its body and both reads are there twice.
     const auto count = [&](const std::regex& re) {
       return std::distance(std::sregex_iterator(d.ir.begin(), d.ir.end(), re),
                            std::sregex_iterator());
     };
-    EXPECT_EQ(count(std::regex("call void @llvm\\.prefetch")), 2) << d.ir;
-    EXPECT_EQ(count(std::regex("%next\\.row[0-9]* = getelementptr")), 2) << d.ir;
+    EXPECT_NE(d.ir.find(".interior"), std::string::npos);
+    EXPECT_EQ(count(std::regex("call void @llvm\\.prefetch")), 4) << d.ir;
+    EXPECT_EQ(count(std::regex("%next\\.row[0-9]* = getelementptr")), 4) << d.ir;
     Result w = run_both(window, "out.vectorize(x, 8)", {{"in", in}}, {37, height});
     expect_same(w, "window taps, height " + std::to_string(height));
     EXPECT_EQ(w.ir.find("llvm.prefetch"), std::string::npos);
@@ -479,8 +451,10 @@ TEST(FusedReductions, SiblingsOverOneDomainShareALoopAndKeepTheirValues) {
     Result r = run_both(src, sched, {{"in", in}}, {29, 7});
     expect_same(r, std::string("under '") + sched + "'");
     if (std::string(sched).empty()) {
-      // The fused nest, the prod and the guarded sum: three, not five.
-      EXPECT_EQ(count(r.ir, "reduce"), 3u) << "the sibling reductions were not fused";
+      // The fused nest, the prod and the guarded sum: three, not five, in each of the two
+      // copies of the partitioned x loop (codegen_loop_partition.cpp).
+      EXPECT_NE(r.ir.find("out.s0.x.interior"), std::string::npos);
+      EXPECT_EQ(count(r.ir, "reduce"), 6u) << "the sibling reductions were not fused";
     }
   }
 }
