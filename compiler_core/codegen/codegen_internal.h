@@ -234,6 +234,9 @@ class CodeGen {
   /// Input reads whose loop was partitioned, while its general (edge) copy is emitted:
   /// reductions over only these are not versioned (emit_partitioned_loop).
   std::set<const Call*> edge_reads_;
+  /// Guards known to hold where they are being emitted (a partitioned loop's interior):
+  /// their body runs unconditionally.
+  std::set<const IfThenElse*> true_guards_;
   std::map<const Reduce*, llvm::Value*> fused_values_;  // see emit_fused_reductions
 
   std::vector<std::pair<std::string, llvm::Value*>> vars_;  // innermost last

@@ -20,6 +20,14 @@
 // constants commute with the wrap), so when the affine value is in [0, extent), which is
 // below 2^31, the i32 coordinate is that same value.
 //
+// The guards that lowering puts around a stage's body (a split's tail, `x <= x.max`, and a
+// scatter's box) are partitioned on the same way when their condition compares linear
+// forms: the interior is also limited to the iterations where the guard holds for every
+// lane (both sides within i32, so that the i32 comparison is the forms' comparison), and
+// there the body runs without it (no mask, no masked store). Guards with an else branch
+// (a stored select) are left alone: limiting the interior to where one side runs could
+// leave the other side's iterations all in the general copy.
+//
 // The body is emitted twice, not three times: the general loop runs over all iterations
 // and, on reaching the interior's first iteration, runs the interior loop (the second
 // copy, its analysed reads unchecked) and continues after its last. Compile time grows
@@ -105,7 +113,32 @@ class InteriorReads : public IRVisitor {
     const Call* call;
     std::vector<LinearForm> coords;
   };
+  /// lhs + slack <= rhs, compared as i32 values; difference is rhs - lhs.
+  struct Comparison {
+    LinearForm lhs, rhs, difference;
+    int64_t slack;
+  };
+  /// An `if` without else (a split's tail guard, a scatter's box) whose condition is a
+  /// conjunction of comparisons of linear forms, at least one of which moves with the loop.
+  struct Guard {
+    const IfThenElse* op;
+    std::vector<Comparison> parts;
+  };
   bool nested_loop = false;
+
+  void visit(const IfThenElse* op) override {
+    IRVisitor::visit(op);
+    Guard guard{op, {}};
+    bool moves = false;
+    if (!op->else_case.defined() && comparisons(op->condition, &guard.parts)) {
+      for (const Comparison& c : guard.parts) moves = moves || c.difference.vars.count(0) > 0;
+    }
+    if (moves) {
+      all_guards_.push_back(std::move(guard));
+    } else {
+      guards_left_alone_.insert(op);
+    }
+  }
 
   void visit(const For* op) override {
     op->min.accept(this);
@@ -183,6 +216,14 @@ class InteriorReads : public IRVisitor {
     }
     return kept;
   }
+  /// The guards to partition on, likewise.
+  std::vector<Guard> guards() const {
+    std::vector<Guard> kept;
+    for (const Guard& g : all_guards_) {
+      if (!guards_left_alone_.count(g.op)) kept.push_back(g);
+    }
+    return kept;
+  }
 
  private:
   /// A name bound inside the body: a Let's value as a linear form (nullopt when it is not
@@ -200,6 +241,29 @@ class InteriorReads : public IRVisitor {
     } else {
       scope_.push_back({name, std::nullopt, std::nullopt, next_id_++});
     }
+  }
+
+  /// `e` as a conjunction of comparisons of linear forms; false when it is not one.
+  bool comparisons(const Expr& e, std::vector<Comparison>* out) const {
+    if (const And* a = e.as<And>()) return comparisons(a->a, out) && comparisons(a->b, out);
+    Expr lhs, rhs;
+    int64_t slack = 0;
+    if (const LE* c = e.as<LE>()) {
+      lhs = c->a, rhs = c->b;
+    } else if (const LT* c = e.as<LT>()) {
+      lhs = c->a, rhs = c->b, slack = 1;
+    } else if (const GE* c = e.as<GE>()) {
+      lhs = c->b, rhs = c->a;
+    } else if (const GT* c = e.as<GT>()) {
+      lhs = c->b, rhs = c->a, slack = 1;
+    } else {
+      return false;
+    }
+    std::optional<LinearForm> l = linear(lhs), r = linear(rhs);
+    std::optional<LinearForm> difference = combine(r, l, -1);
+    if (!difference) return false;
+    out->push_back({std::move(*l), std::move(*r), std::move(*difference), slack});
+    return true;
   }
 
   const Binding* find(const std::string& name) const {
@@ -256,6 +320,8 @@ class InteriorReads : public IRVisitor {
   std::string loop_var_;
   std::vector<Read> reads;            // every analysed occurrence
   std::set<const Call*> left_alone_;  // reads with an occurrence not analysed
+  std::vector<Guard> all_guards_;
+  std::set<const IfThenElse*> guards_left_alone_;
   std::vector<Binding> scope_;
   int next_id_ = 1;  // 0 is the loop's variable
 };
@@ -274,6 +340,7 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   op->body.accept(&analysis);
   const std::vector<InteriorReads::Read> reads = analysis.partitioned_reads();
   if (analysis.nested_loop || reads.empty()) return false;
+  const std::vector<InteriorReads::Guard> guards = analysis.guards();
 
   // The interior [lo, hi] (i64) of the loop's iterations [min, max].
   llvm::Value* min64 = b_.CreateSExt(min, b_.getInt64Ty());
@@ -284,50 +351,65 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   // A loop whose iterations wrap past INT32_MAX (as emit_counted_loop allows) stays general.
   llvm::Value* ok = b_.CreateICmpSLE(max64, i64(INT32_MAX));
   auto value_of = [&](const Expr& e) { return b_.CreateSExt(emit(e), b_.getInt64Ty()); };
+  // Narrows [lo, hi] (or clears ok) to the iterations v where `form`, over every value of
+  // its ranged variables, lies in [at_least, at_most] (i64; null: unbounded).
+  auto constrain = [&](const LinearForm& form, llvm::Value* at_least, llvm::Value* at_most) {
+    // The form lies in [k * v + low, k * v + high] over the ranged variables.
+    llvm::Value* low = i64(form.constant);
+    for (const auto& [c, e] : form.invariants) {
+      low = b_.CreateAdd(low, b_.CreateMul(i64(c), value_of(e)));
+    }
+    llvm::Value* high = low;
+    int64_t k = 0;
+    for (const auto& [id, term] : form.vars) {
+      const auto& [c, range] = term;
+      if (id == 0) {
+        k = c;
+        continue;
+      }
+      llvm::Value* first = value_of(range.min);
+      llvm::Value* last = range.is_extent
+                              ? b_.CreateSub(b_.CreateAdd(first, value_of(range.bound)), i64(1))
+                              : value_of(range.bound);
+      llvm::Value* at_first = b_.CreateMul(i64(c), first);
+      llvm::Value* at_last = b_.CreateMul(i64(c), last);
+      low = b_.CreateAdd(low, c > 0 ? at_first : at_last);
+      high = b_.CreateAdd(high, c > 0 ? at_last : at_first);
+    }
+    auto raise_lo = [&](llvm::Value* from) {
+      lo = b_.CreateSelect(b_.CreateICmpSGT(from, lo), from, lo);
+    };
+    auto lower_hi = [&](llvm::Value* to) {
+      hi = b_.CreateSelect(b_.CreateICmpSLT(to, hi), to, hi);
+    };
+    if (at_least) {
+      llvm::Value* room = b_.CreateSub(low, at_least);  // k * v + room >= 0
+      if (k == 0) ok = b_.CreateAnd(ok, b_.CreateICmpSGE(room, i64(0)));
+      if (k > 0) raise_lo(b_.CreateNeg(floor_div_i64(room, k)));  // v >= ceil(-room / k)
+      if (k < 0) lower_hi(floor_div_i64(room, -k));               // v <= room / -k
+    }
+    if (at_most) {
+      llvm::Value* room = b_.CreateSub(at_most, high);  // k * v <= room
+      if (k == 0) ok = b_.CreateAnd(ok, b_.CreateICmpSGE(room, i64(0)));
+      if (k > 0) lower_hi(floor_div_i64(room, k));
+      if (k < 0) raise_lo(b_.CreateNeg(floor_div_i64(room, -k)));  // v >= ceil(-room / -k)
+    }
+  };
   for (const InteriorReads::Read& read : reads) {
     const BufferInfo& buf = find_buffer(read.call->name);
     if (static_cast<int>(read.coords.size()) != buf.dims) continue;
     for (size_t d = 0; d < read.coords.size(); ++d) {
-      const LinearForm& form = read.coords[d];
-      // The coordinate lies in [k * v + low, k * v + high] over the ranged variables.
-      llvm::Value* low = i64(form.constant);
-      for (const auto& [c, e] : form.invariants)
-        low = b_.CreateAdd(low, b_.CreateMul(i64(c), value_of(e)));
-      llvm::Value* high = low;
-      int64_t k = 0;
-      for (const auto& [id, term] : form.vars) {
-        const auto& [c, range] = term;
-        if (id == 0) {
-          k = c;
-          continue;
-        }
-        llvm::Value* first = value_of(range.min);
-        llvm::Value* last = range.is_extent
-                                ? b_.CreateSub(b_.CreateAdd(first, value_of(range.bound)), i64(1))
-                                : value_of(range.bound);
-        llvm::Value* at_first = b_.CreateMul(i64(c), first);
-        llvm::Value* at_last = b_.CreateMul(i64(c), last);
-        low = b_.CreateAdd(low, c > 0 ? at_first : at_last);
-        high = b_.CreateAdd(high, c > 0 ? at_last : at_first);
-      }
-      llvm::Value* last_inside = b_.CreateSub(buf.extent[d], i64(1));
-      if (k == 0) {
-        ok = b_.CreateAnd(
-            ok, b_.CreateAnd(b_.CreateICmpSGE(low, i64(0)), b_.CreateICmpSLE(high, last_inside)));
-        continue;
-      }
-      // k * v + low >= 0 and k * v + high <= extent - 1, solved for v.
-      llvm::Value* from = nullptr;
-      llvm::Value* to = nullptr;
-      if (k > 0) {
-        from = b_.CreateNeg(floor_div_i64(low, k));  // ceil(-low / k)
-        to = floor_div_i64(b_.CreateSub(last_inside, high), k);
-      } else {
-        from = b_.CreateNeg(floor_div_i64(b_.CreateSub(last_inside, high), -k));
-        to = floor_div_i64(low, -k);
-      }
-      lo = b_.CreateSelect(b_.CreateICmpSGT(from, lo), from, lo);
-      hi = b_.CreateSelect(b_.CreateICmpSLT(to, hi), to, hi);
+      constrain(read.coords[d], i64(0), b_.CreateSub(buf.extent[d], i64(1)));
+    }
+  }
+  // A guard holds where each side of each comparison is within i32 (so that the i32
+  // values compared are the linear forms' values) and their difference is at least the
+  // slack.
+  for (const InteriorReads::Guard& guard : guards) {
+    for (const InteriorReads::Comparison& c : guard.parts) {
+      constrain(c.lhs, i64(INT32_MIN), i64(INT32_MAX));
+      constrain(c.rhs, i64(INT32_MIN), i64(INT32_MAX));
+      constrain(c.difference, i64(c.slack), nullptr);
     }
   }
   llvm::Value* have_interior = b_.CreateAnd(ok, b_.CreateICmpSLE(lo, hi));
@@ -366,13 +448,16 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
 
   b_.SetInsertPoint(interior);
   const std::set<const Call*> saved = inside_rows_;
+  const std::set<const IfThenElse*> saved_guards = true_guards_;
   for (const InteriorReads::Read& read : reads) inside_rows_.insert(read.call);
+  for (const InteriorReads::Guard& guard : guards) true_guards_.insert(guard.op);
   emit_inclusive_loop(op->name + ".inside", lo32, hi32, [&](llvm::Value* v) {
     push_var(op->name, v);
     emit(op->body);
     pop_var();
   });
   inside_rows_ = saved;
+  true_guards_ = saved_guards;
   llvm::Value* after_interior = b_.CreateAdd(hi32, i32(1));
   llvm::BasicBlock* interior_end = b_.GetInsertBlock();
   b_.CreateBr(next_bb);

@@ -222,6 +222,10 @@ void CodeGen::emit(const Stmt& s) {
     }
     case IRNodeType::IfThenElse: {
       const IfThenElse* op = s.as<IfThenElse>();
+      if (true_guards_.count(op)) {
+        emit(op->then_case);
+        return;
+      }
       llvm::Value* cond = emit(op->condition);
       if (cond->getType()->isVectorTy()) {
         emit_vector_if(op, cond);
