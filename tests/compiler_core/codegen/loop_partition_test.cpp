@@ -10,6 +10,7 @@
 #include <string>
 
 #include "tests/compiler_core/codegen/jit_vs_evaluator.h"
+#include "tests/compiler_core/interp/ir_builders.h"
 
 namespace stipple {
 namespace {
@@ -114,6 +115,43 @@ TEST(LoopPartition, TheInteriorDropsTheSplitTailGuard) {
                       {{"in", in}}, {40, 2});
   expect_same(r, "stored select");
   EXPECT_NE(r.ir.find("out.s0.x.interior"), std::string::npos);
+}
+
+TEST(LoopPartition, ACallNodeSharedWithAnUnanalysedPlaceStaysChecked) {
+  // Hand-built IR (lowering does not share a node between contexts this way, but nothing
+  // forbids it): one Call node in(x + u) read under two Lets, u = 1 (affine: the loop
+  // could be partitioned on it) and u = x * x % 7 - 3 (not affine). The interior must
+  // not read the node unchecked, or the second place reads outside the image. Values are
+  // checked against the constant boundary computed here.
+  using namespace irb;
+  Expr shared = input(Float32(), "in", {var("x") + var("u")});
+  Expr value = Let::make("u", irb::i32(1), shared) +
+               Let::make("u", var("x") * var("x") % irb::i32(7) - irb::i32(3), shared);
+  codegen::LoweredFunction f;
+  f.name = "shared";
+  f.inputs = {make_input("in", Float32(), {"x"}, BoundaryKind::Constant, -3)};
+  f.buffers = {codegen::ExternalBuffer{"out", Float32(), 1}};
+  f.body = For::make("x", var("out.min.0"), var("out.extent.0"), ForType::Serial,
+                     Provide::make("out", value, {var("x")}));
+  auto jit = codegen::JitCompiler::create();
+  auto fn = jit->compile(f);
+  for (int64_t width : {1, 6, 40}) {
+    Buffer in = ramp(width, 1);
+    Buffer in1(ScalarType::Float32, {width});
+    for (int64_t i = 0; i < width; ++i) in1.set_flat(i, in.get_flat(i));
+    Buffer out(ScalarType::Float32, {width});
+    codegen::BufferDescriptor descs[] = {codegen::describe(in1), codegen::describe(out)};
+    ASSERT_EQ((*fn)(descs, nullptr), 0);
+    auto pixel = [&](int64_t c) { return c >= 0 && c < width ? in1.get_flat(c) : -3.0; };
+    for (int64_t x = 0; x < width; ++x) {
+      const double expected = static_cast<float>(pixel(x + 1) + pixel(x + x * x % 7 - 3));
+      ASSERT_EQ(out.get_flat(x), expected) << "width " << width << " x " << x;
+    }
+  }
+  // With only the affine place, the same loop is partitioned.
+  f.body = For::make("x", var("out.min.0"), var("out.extent.0"), ForType::Serial,
+                     Provide::make("out", Let::make("u", irb::i32(1), shared), {var("x")}));
+  EXPECT_NE(jit->llvm_ir(f, false).find("x.interior"), std::string::npos);
 }
 
 }  // namespace
