@@ -430,6 +430,11 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   llvm::PHINode* i = b_.CreatePHI(b_.getInt32Ty(), 2, op->name);
   i->addIncoming(min, pre);
   b_.CreateCondBr(b_.CreateAnd(have_interior, b_.CreateICmpEQ(i, lo32)), interior, general);
+  auto body_at = [&](llvm::Value* v) {
+    push_var(op->name, v);
+    emit(op->body);
+    pop_var();
+  };
 
   // The general copy runs the few iterations at the image's edges (and whole loops whose
   // interior is empty, such as rows outside the image): its reductions over the partitioned
@@ -438,9 +443,7 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   b_.SetInsertPoint(general);
   const std::set<const Call*> saved_edge = edge_reads_;
   for (const InteriorReads::Read& read : reads) edge_reads_.insert(read.call);
-  push_var(op->name, i);
-  emit(op->body);
-  pop_var();
+  body_at(i);
   edge_reads_ = saved_edge;
   llvm::Value* after_general = b_.CreateAdd(i, i32(1));
   llvm::BasicBlock* general_end = b_.GetInsertBlock();
@@ -451,11 +454,7 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   const std::set<const IfThenElse*> saved_guards = true_guards_;
   for (const InteriorReads::Read& read : reads) inside_rows_.insert(read.call);
   for (const InteriorReads::Guard& guard : guards) true_guards_.insert(guard.op);
-  emit_inclusive_loop(op->name + ".inside", lo32, hi32, [&](llvm::Value* v) {
-    push_var(op->name, v);
-    emit(op->body);
-    pop_var();
-  });
+  emit_inclusive_loop(op->name + ".inside", lo32, hi32, body_at);
   inside_rows_ = saved;
   true_guards_ = saved_guards;
   llvm::Value* after_interior = b_.CreateAdd(hi32, i32(1));
