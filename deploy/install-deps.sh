@@ -8,6 +8,8 @@ packages=(
   # toolchain
   build-essential cmake ninja-build pkg-config clang-14 lld-14 libclang-rt-14-dev
   clang-format
+  # compiler cache: the normal and sanitiser trees, and clean clones, share objects
+  ccache
   # compiler back end and solver
   llvm-14-dev libz3-dev
   # service
