@@ -34,12 +34,12 @@
 
 #include "proto/coordinator.grpc.pb.h"
 #include "proto/rpc_security.h"
-#include "search/coordinator_service.h"
-#include "search/remote_evaluator.h"
+#include "search/coordinator/coordinator_service.h"
+#include "search/coordinator/remote_evaluator.h"
+#include "search/coordinator/worker_pool.h"
 #include "workers/host_capabilities.h"
 #include "workers/local_evaluator.h"
 #include "workers/worker_daemon.h"
-#include "workers/worker_pool.h"
 
 namespace stipple {
 namespace {
@@ -82,16 +82,16 @@ workers::EvaluationSetup blur_setup(int runs, int threads) {
 // minus the database and tuning sessions.
 struct Coordinator {
   explicit Coordinator(const workers::EvaluationSetup& setup) {
-    workers::WorkerPoolOptions po;  // defaults: 120 s leases, 30 s heartbeat timeout
-    pool = std::make_unique<workers::WorkerPool>(po);
-    search::CoordinatorServiceOptions so;
+    coordinator::WorkerPoolOptions po;  // defaults: 120 s leases, 30 s heartbeat timeout
+    pool = std::make_unique<coordinator::WorkerPool>(po);
+    coordinator::CoordinatorServiceOptions so;
     so.token = kToken;
     so.pool = po;
-    service = std::make_unique<search::CoordinatorService>(*pool, so);
+    service = std::make_unique<coordinator::CoordinatorService>(*pool, so);
     setup_id = service->add_setup(setup);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:0", grpc::InsecureServerCredentials(), &port);
-    search::configure_server(builder);
+    coordinator::configure_server(builder);
     builder.RegisterService(service.get());
     server = builder.BuildAndStart();
     if (!server) throw std::runtime_error("cannot start the gRPC server on loopback");
@@ -102,8 +102,8 @@ struct Coordinator {
   }
   std::string address() const { return "127.0.0.1:" + std::to_string(port); }
 
-  std::unique_ptr<workers::WorkerPool> pool;
-  std::unique_ptr<search::CoordinatorService> service;
+  std::unique_ptr<coordinator::WorkerPool> pool;
+  std::unique_ptr<coordinator::CoordinatorService> service;
   std::unique_ptr<grpc::Server> server;
   std::string setup_id;
   int port = 0;
@@ -193,9 +193,9 @@ class TrivialWorker {
 // pool's own share of the cost per job.
 class DirectWorker {
  public:
-  DirectWorker(workers::WorkerPool& pool, const std::string& target, int max_jobs)
+  DirectWorker(coordinator::WorkerPool& pool, const std::string& target, int max_jobs)
       : pool_(pool), max_jobs_(max_jobs) {
-    workers::WorkerCapabilities c;
+    HostCapabilities c;
     c.host = "bench";
     c.arch = "x86_64";
     c.cores = 1;
@@ -216,14 +216,14 @@ class DirectWorker {
     ok.aggregate();
     while (!stop_) {
       ++calls_;
-      const workers::LeaseReply reply = pool_.lease(id_, max_jobs_, 200ms);
+      const coordinator::LeaseReply reply = pool_.lease(id_, max_jobs_, 200ms);
       if (reply.leases.empty()) continue;
       ++calls_;  // one report call per lease, as ReportResults carries them all
-      for (const workers::Lease& l : reply.leases) pool_.report(id_, l.job.id, ok);
+      for (const coordinator::Lease& l : reply.leases) pool_.report(id_, l.job.id, ok);
     }
   }
 
-  workers::WorkerPool& pool_;
+  coordinator::WorkerPool& pool_;
   std::string id_;
   int max_jobs_;
   std::atomic<bool> stop_{false};
@@ -241,10 +241,10 @@ std::pair<double, double> trial(int jobs, int n, const std::string& target, Make
   c.service->bind_run(run, c.setup_id);
   std::vector<std::unique_ptr<W>> ws;
   for (int i = 0; i < n; ++i) ws.push_back(make(c));
-  std::vector<workers::PoolJob> batch(static_cast<size_t>(jobs));
+  std::vector<coordinator::PoolJob> batch(static_cast<size_t>(jobs));
   std::vector<std::string> ids;
   for (int i = 0; i < jobs; ++i) {
-    workers::PoolJob& j = batch[size_t(i)];
+    coordinator::PoolJob& j = batch[size_t(i)];
     j.id = "j" + std::to_string(i);
     j.target = target;
     j.split = "train";
@@ -255,9 +255,9 @@ std::pair<double, double> trial(int jobs, int n, const std::string& target, Make
   for (auto& w : ws) calls0 += w->rpcs();
   const auto t0 = Clock::now();
   c.pool->submit(run, batch);
-  const workers::AwaitReply reply = c.pool->await(ids, nullptr, 120s);
+  const coordinator::AwaitReply reply = c.pool->await(ids, nullptr, 120s);
   const double s = seconds_since(t0);
-  if (reply.status != workers::AwaitStatus::Complete) {
+  if (reply.status != coordinator::AwaitStatus::Complete) {
     std::fprintf(stderr, "dispatch: trial did not complete (%s)\n", to_string(reply.status));
     std::exit(1);
   }
@@ -324,7 +324,7 @@ void latency_bench(int reps, int runs, int threads) {
   const std::string schedule = read_file(kSource + "/datasets/pipelines/two_pass_blur.sched");
   workers::LocalEvaluatorOptions eo;
   eo.server_binary = STIPPLE_EVALUATOR;
-  const workers::WorkerCapabilities host = workers::detect_host_capabilities();
+  const HostCapabilities host = workers::detect_host_capabilities();
 
   workers::LocalEvaluator local(setup, eo);
   Coordinator c(setup);
@@ -358,7 +358,7 @@ void latency_bench(int reps, int runs, int threads) {
   auto remote_once = [&] {
     const int64_t run = next_run++;
     c.service->bind_run(std::to_string(run), c.setup_id);
-    search::RemoteEvaluator remote(*c.pool, c.setup_id, run, host.target);
+    coordinator::RemoteEvaluator remote(*c.pool, c.setup_id, run, host.target);
     const Timing t = timed("remote", [&] { return remote.evaluate({schedule}, "train", 0); });
     c.pool->release_run(std::to_string(run));
     c.service->unbind_run(std::to_string(run));

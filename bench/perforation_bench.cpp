@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "compiler_core/codegen/jit.h"
+#include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
 #include "compiler_core/interp/evaluator.h"
@@ -33,8 +34,8 @@
 #include "compiler_core/perforation/stage_templates.h"
 #include "compiler_core/runtime/thread_pool.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/support/files.h"
 #include "datasets/benchmark/manifest.h"
-#include "datasets/benchmark/resample.h"
 
 namespace {
 
@@ -62,7 +63,7 @@ std::string source_path(const std::string& rel) {
 class Variant {
  public:
   Variant(const Pipeline& p, const std::string& schedule_file)
-      : Variant(p, dataset::read_text_file(schedule_file), schedule_file) {}
+      : Variant(p, read_text_file(schedule_file), schedule_file) {}
   Variant(const Pipeline& p, const std::string& schedule_text, const std::string& name) : p_(p) {
     auto t0 = std::chrono::steady_clock::now();
     Schedule s = compile_schedule(schedule_text, name, p);
@@ -103,7 +104,7 @@ class Variant {
 // The test (or train) photos of the benchmark manifest at 820x614.
 std::vector<std::string> photos(const std::string& images, const std::string& split) {
   const std::string path = source_path("datasets/benchmark/manifest.tsv");
-  dataset::Manifest manifest = dataset::parse_manifest(dataset::read_text_file(path), path);
+  dataset::Manifest manifest = dataset::parse_manifest(read_text_file(path), path);
   std::vector<std::string> out;
   for (const dataset::ManifestRow& row : manifest.rows) {
     if (row.resolution != "820x614" || (split != "all" && row.split != split)) continue;
@@ -114,13 +115,13 @@ std::vector<std::string> photos(const std::string& images, const std::string& sp
 }
 
 // The inputs of pipeline p for a photo (demosaic reads an RGGB mosaic of it,
-// datasets/benchmark/resample.h).
+// compiler_core/image/bayer.h).
 InputImages inputs_for(const Pipeline& p, const std::string& path) {
   Buffer photo = read_image(path);
   InputImages inputs;
   const InputDecl& in = p.inputs[0];
-  inputs[in.name] = photo_to_input(
-      in.dim_names.size() == 2 ? dataset::rgb8_to_bayer_rggb(photo) : photo, in, path);
+  inputs[in.name] =
+      photo_to_input(in.dim_names.size() == 2 ? rgb8_to_bayer_rggb(photo) : photo, in, path);
   return inputs;
 }
 
@@ -204,7 +205,7 @@ int main(int argc, char** argv) {
       Variant exact(p, source_path("datasets/pipelines/" + c.pipeline + ".sched"));
       Variant perforated(p, source_path("bench/perforation/" + c.pipeline + ".perforated.sched"));
       const std::string loop_text =
-          dataset::read_text_file(source_path("bench/perforation/" + c.pipeline + ".loop.sched"));
+          read_text_file(source_path("bench/perforation/" + c.pipeline + ".loop.sched"));
       std::vector<std::string> calibration = photos(images, "train");
       calibration.resize(std::min<size_t>(calibration.size(), 3));
       const double loop_p =

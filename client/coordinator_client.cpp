@@ -8,8 +8,8 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/support/content_hash.h"
 #include "proto/pipeline_codec.h"
-#include "search/content_hash.h"
 
 namespace stipple::client {
 
@@ -59,7 +59,7 @@ proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
       proto::ImageRef* ref = r.add_images();
       ref->set_name(std::filesystem::path(path).filename().string());
       ref->set_split(split);
-      ref->set_sha256(search::sha256_hex(bytes));
+      ref->set_sha256(sha256_hex(bytes));
       r.add_image_contents(std::move(bytes));
     }
   };

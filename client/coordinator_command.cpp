@@ -23,9 +23,9 @@
 #include "client/commands.h"
 #include "compiler_core/ir/error.h"
 #include "proto/rpc_security.h"
-#include "search/cluster_runs.h"
-#include "search/coordinator_service.h"
-#include "workers/worker_pool.h"
+#include "search/coordinator/cluster_runs.h"
+#include "search/coordinator/coordinator_service.h"
+#include "search/coordinator/worker_pool.h"
 
 namespace stipple::cli {
 
@@ -57,35 +57,35 @@ int run_coordinator(const CoordinatorOptions& opt) {
   std::shared_ptr<grpc::ServerCredentials> credentials =
       rpc::server_credentials(opt.listen, security);
 
-  workers::WorkerPoolOptions pool_options;
+  coordinator::WorkerPoolOptions pool_options;
   pool_options.lease_duration = std::chrono::milliseconds(static_cast<int64_t>(opt.lease_s * 1000));
   pool_options.heartbeat_timeout =
       std::chrono::milliseconds(static_cast<int64_t>(opt.heartbeat_timeout_s * 1000));
-  workers::WorkerPool pool(pool_options);
+  coordinator::WorkerPool pool(pool_options);
 
-  search::CoordinatorServiceOptions service_options;
+  coordinator::CoordinatorServiceOptions service_options;
   service_options.token = security.token;
   service_options.pool = pool_options;
   service_options.max_lease_wait =
       std::min(std::chrono::milliseconds(10000),
                std::chrono::milliseconds(static_cast<int64_t>(opt.heartbeat_timeout_s * 1000 / 3)));
-  search::CoordinatorService service(pool, service_options);
+  coordinator::CoordinatorService service(pool, service_options);
 
-  search::ClusterRunsOptions runs_options;
+  coordinator::ClusterRunsOptions runs_options;
   runs_options.db_path = opt.db;
   runs_options.data_dir = opt.data.empty() ? opt.db + ".files" : opt.data;
   runs_options.datasets_dir = opt.datasets;
   if (!opt.datasets.empty() && !std::filesystem::is_directory(opt.datasets)) {
     throw UserError("coordinator: --datasets " + opt.datasets + " is not a folder");
   }
-  search::ClusterRuns runs(pool, service, runs_options);
+  coordinator::ClusterRuns runs(pool, service, runs_options);
   service.set_client_calls(&runs);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
   int port = 0;
   builder.AddListeningPort(opt.listen, credentials, &port);
-  search::configure_server(builder, opt.max_message_mib << 20);
+  coordinator::configure_server(builder, opt.max_message_mib << 20);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (!server || port == 0) {

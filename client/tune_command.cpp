@@ -24,7 +24,7 @@
 #include "client/progress_printer.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
-#include "datasets/benchmark/manifest.h"
+#include "compiler_core/support/files.h"
 #include "search/tuning_session.h"
 #include "storage/database.h"
 #include "workers/benchmark_lock.h"
@@ -101,7 +101,7 @@ int run_tune(TuneCliOptions opt) {
   }
   to.remeasure = opt.remeasure;
 
-  const std::string source = dataset::read_text_file(to.pipeline_file);
+  const std::string source = read_text_file(to.pipeline_file);
   Pipeline p = compile_pipeline(source, to.pipeline_file);
 
   workers::EvaluationSetup setup;

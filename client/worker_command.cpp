@@ -65,7 +65,7 @@ int run_worker(const WorkerCliOptions& opt) {
   o.compile_jobs = opt.compile_jobs;
   o.cache_max_bytes = opt.cache_max_mib << 20;
   o.capabilities = workers::detect_host_capabilities();
-  const workers::WorkerCapabilities& c = o.capabilities;
+  const HostCapabilities& c = o.capabilities;
   spdlog::info("worker on {}: {} {}, {} cores, L2 {} KiB, LLC {} KiB, {}-bit vectors; target {}",
                c.host, c.arch, c.cpu, c.cores, c.l2_bytes >> 10, c.llc_bytes >> 10, c.vector_bits,
                c.target);

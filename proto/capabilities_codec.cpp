@@ -2,7 +2,7 @@
 
 namespace stipple {
 
-proto::Capabilities to_proto(const workers::WorkerCapabilities& w) {
+proto::Capabilities to_proto(const HostCapabilities& w) {
   proto::Capabilities c;
   c.set_host(w.host);
   c.set_arch(w.arch);
@@ -18,8 +18,8 @@ proto::Capabilities to_proto(const workers::WorkerCapabilities& w) {
   return c;
 }
 
-workers::WorkerCapabilities from_proto(const proto::Capabilities& c) {
-  workers::WorkerCapabilities w;
+HostCapabilities from_proto(const proto::Capabilities& c) {
+  HostCapabilities w;
   w.host = c.host();
   w.arch = c.arch();
   w.cpu = c.cpu();

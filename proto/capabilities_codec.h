@@ -3,12 +3,12 @@
 // lists them to clients.
 #pragma once
 
+#include "compiler_core/support/host_capabilities.h"
 #include "proto/coordinator.pb.h"
-#include "workers/worker_capabilities.h"
 
 namespace stipple {
 
-proto::Capabilities to_proto(const workers::WorkerCapabilities& w);
-workers::WorkerCapabilities from_proto(const proto::Capabilities& c);
+proto::Capabilities to_proto(const HostCapabilities& w);
+HostCapabilities from_proto(const proto::Capabilities& c);
 
 }  // namespace stipple

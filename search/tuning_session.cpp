@@ -14,8 +14,8 @@
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_printer.h"
-#include "datasets/benchmark/manifest.h"
-#include "datasets/benchmark/sha256.h"
+#include "compiler_core/support/content_hash.h"
+#include "compiler_core/support/files.h"
 #include "search/genetic.h"
 #include "search/hill_climbing.h"
 #include "search/portfolio.h"
@@ -133,7 +133,7 @@ int64_t TuningSession::create_run() {
     for (const std::string& path : *split) {
       storage::ImageRecord r;
       r.path = path;
-      r.sha256 = dataset::sha256_file(path);
+      r.sha256 = sha256_file(path);
       Buffer photo = read_image(path);
       r.width = int(photo.extent(0));
       r.height = int(photo.extent(1));
@@ -333,7 +333,7 @@ void TuningSession::run(const ProgressCallback& report) {
   // The baseline: the hand schedule when there is one, else the default schedule.
   std::string baseline_text;
   if (!options_.baseline_schedule.empty()) {
-    baseline_text = dataset::read_text_file(options_.baseline_schedule);
+    baseline_text = read_text_file(options_.baseline_schedule);
     compile_schedule(baseline_text, options_.baseline_schedule,
                      pipeline_);  // a bad one is bad input
   }

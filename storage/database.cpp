@@ -7,7 +7,7 @@
 #include <numeric>
 #include <tuple>
 
-#include "datasets/benchmark/sha256.h"
+#include "compiler_core/support/content_hash.h"
 #include "storage/migrations.h"
 #include "storage/sqlite.h"
 
@@ -128,7 +128,7 @@ int64_t Database::put_dataset(const std::string& name, std::vector<ImageRecord>&
 
   // The content hash covers (split, sha256) of every image in a fixed order: names and
   // paths do not change what a measurement on the set means.
-  dataset::Sha256 hash;
+  Sha256 hash;
   for (size_t i : order) hash.update(sorted[i].split + " " + sorted[i].sha256 + "\n");
   std::string content_hash = hash.hex_digest();
 

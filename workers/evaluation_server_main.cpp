@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "compiler_core/ir/error.h"
+#include "compiler_core/support/host_probe.h"
 #include "workers/benchmark_lock.h"
-#include "workers/host_target.h"
 #include "workers/measurement.h"
 #include "workers/sanitizer.h"
 #include "workers/wire.h"

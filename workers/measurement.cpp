@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
 #include "compiler_core/ir/error.h"
@@ -15,11 +16,10 @@
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/runtime/thread_pool.h"
 #include "compiler_core/schedule/schedule_checker.h"
-#include "datasets/benchmark/manifest.h"
-#include "datasets/benchmark/resample.h"
-#include "search/content_hash.h"
+#include "compiler_core/support/content_hash.h"
+#include "compiler_core/support/files.h"
+#include "compiler_core/support/host_probe.h"
 #include "workers/file_cache.h"
-#include "workers/host_target.h"
 #include "workers/reference_cache.h"
 
 namespace stipple::workers {
@@ -63,7 +63,7 @@ InputImages inputs_for_photo(const Pipeline& p, const std::string& path) {
   InputImages inputs;
   for (const InputDecl& in : p.inputs) {
     const bool mosaic = in.dim_names.size() == 2 && photo.dimensions() == 3 && photo.extent(2) >= 3;
-    inputs[in.name] = photo_to_input(mosaic ? dataset::rgb8_to_bayer_rggb(photo) : photo, in, path);
+    inputs[in.name] = photo_to_input(mosaic ? rgb8_to_bayer_rggb(photo) : photo, in, path);
   }
   return inputs;
 }
@@ -115,7 +115,7 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
     if (!reference_cache_.empty()) {
       cached = reference_cache_ + "/" +
                reference_key(setup_.pipeline_source, setup_.params,
-                             search::sha256_hex(dataset::read_text_file(path)), target_and_build);
+                             sha256_hex(read_text_file(path)), target_and_build);
       if (std::optional<Buffer> b = read_reference(cached);
           b && b->dimensions() == int(ph.extents.size())) {
         bool same_shape = true;

@@ -17,8 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "datasets/benchmark/manifest.h"
-#include "search/content_hash.h"
+#include "compiler_core/support/content_hash.h"
+#include "compiler_core/support/files.h"
 
 namespace stipple::workers {
 namespace {
@@ -91,7 +91,7 @@ std::string reference_key(std::string_view pipeline_source,
   }
   put_field(text, photo_sha256);
   put_field(text, target);
-  return search::sha256_hex(text);
+  return sha256_hex(text);
 }
 
 void write_reference(const std::string& path, const Buffer& b) {
@@ -122,8 +122,8 @@ void write_reference(const std::string& path, const Buffer& b) {
   const size_t data_at = out.size();
   out.resize(data_at + data_bytes);
   if (data_bytes > 0) std::memcpy(out.data() + data_at, b.data(), data_bytes);
-  out += search::sha256_hex(out);
-  dataset::write_text_file(path, out);
+  out += sha256_hex(out);
+  write_text_file(path, out);
 }
 
 std::optional<Buffer> read_reference(const std::string& path) {
@@ -140,7 +140,7 @@ std::optional<Buffer> read_reference(const std::string& path) {
   if (file.size() < kFixedHeader + kChecksumChars) return std::nullopt;
   if (file.substr(0, kMagic.size()) != kMagic) return std::nullopt;
   const std::string_view body = file.substr(0, file.size() - kChecksumChars);
-  if (search::sha256_hex(body) != file.substr(body.size())) return std::nullopt;
+  if (sha256_hex(body) != file.substr(body.size())) return std::nullopt;
 
   const uint64_t code = get_le(body, 8, 4);
   if (code >= std::size(kTypeCodes)) return std::nullopt;

@@ -32,7 +32,7 @@ std::string reference_key(std::string_view pipeline_source,
                           std::string_view photo_sha256, std::string_view target);
 
 /// Writes `b` to `path` atomically (a temporary file of this process and thread, then a
-/// rename: dataset::write_text_file). Throws std::invalid_argument for an undefined
+/// rename: write_text_file). Throws std::invalid_argument for an undefined
 /// buffer, one of more than kMaxReferenceDimensions dimensions or one that is not dense
 /// (every Buffer is dense today; the check guards against a future strided Buffer rather
 /// than copying it), and UserError when the file cannot be written.

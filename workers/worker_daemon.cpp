@@ -16,10 +16,10 @@
 #include <thread>
 
 #include "compiler_core/ir/error.h"
-#include "datasets/benchmark/manifest.h"
+#include "compiler_core/support/content_hash.h"
+#include "compiler_core/support/files.h"
 #include "proto/capabilities_codec.h"
 #include "proto/coordinator.grpc.pb.h"
-#include "search/content_hash.h"
 #include "workers/benchmark_lock.h"
 #include "workers/file_cache.h"
 #include "workers/host_capabilities.h"
@@ -120,10 +120,10 @@ bool is_sha256_hex(const std::string& s) {
 
 /// Writes `bytes` to `path` through a temporary file of this process and thread, renamed
 /// into place: a reader never sees half a photo, and workers sharing the cache never write
-/// the same temporary file (dataset::write_text_file's fixed ".tmp" name would collide).
+/// the same temporary file (write_text_file's fixed ".tmp" name would collide).
 void write_file_atomically(const fs::path& path, const std::string& bytes) {
   try {
-    dataset::write_text_file(path.string(), bytes);  // a temporary file renamed into place
+    write_text_file(path.string(), bytes);  // a temporary file renamed into place
   } catch (const UserError& e) {
     throw Abandon(e.what());
   }
@@ -237,7 +237,7 @@ class WorkerDaemon::Session {
   }
   const std::atomic<bool>& stop_;
   std::atomic<int64_t>& reported_;
-  WorkerCapabilities caps_;
+  HostCapabilities caps_;
   fs::path images_;
   std::unique_ptr<proto::Coordinator::Stub> stub_;
   Backoff backoff_;  // the main thread's: registering and leasing
@@ -511,10 +511,10 @@ class WorkerDaemon::Session {
     if (fs::exists(path, ec)) {
       std::string bytes;
       try {
-        bytes = dataset::read_text_file(path.string());
+        bytes = read_text_file(path.string());
       } catch (const UserError&) {
       }
-      if (search::sha256_hex(bytes) == ref.sha256()) {
+      if (sha256_hex(bytes) == ref.sha256()) {
         touch_cache_file(path);
         return path.string();
       }
@@ -532,7 +532,7 @@ class WorkerDaemon::Session {
       throw JobError("the coordinator has no photo " + ref.name() + " (" + ref.sha256() + ")");
     }
     if (!st.ok()) throw Abandon("fetching photo " + ref.name() + ": " + describe(st));
-    if (search::sha256_hex(resp.content()) != ref.sha256()) {
+    if (sha256_hex(resp.content()) != ref.sha256()) {
       throw Abandon("photo " + ref.name() + " arrived with another SHA-256 than its own");
     }
     write_file_atomically(path, resp.content());

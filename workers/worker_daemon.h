@@ -34,9 +34,9 @@
 #include <memory>
 #include <string>
 
+#include "compiler_core/support/host_capabilities.h"
 #include "proto/rpc_security.h"
 #include "workers/local_evaluator.h"
-#include "workers/worker_capabilities.h"
 
 namespace stipple::workers {
 
@@ -53,7 +53,7 @@ struct WorkerDaemonOptions {
   LocalEvaluatorOptions evaluator;
   int compile_jobs = 0;  // jobs compiled at once (slots); 0: one per core
   /// What to register; an empty target: detect_host_capabilities() at run().
-  WorkerCapabilities capabilities;
+  HostCapabilities capabilities;
   int max_message_bytes = 64 << 20;  // as the coordinator's server (a photo per message)
   std::chrono::milliseconds backoff_initial{200}, backoff_max{std::chrono::seconds(10)};
   double lease_wait_seconds = 10;   // the long poll; its call deadline adds call_seconds

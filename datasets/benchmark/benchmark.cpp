@@ -12,8 +12,9 @@
 
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/support/content_hash.h"
+#include "compiler_core/support/files.h"
 #include "datasets/benchmark/resample.h"
-#include "datasets/benchmark/sha256.h"
 
 namespace stipple::dataset {
 namespace fs = std::filesystem;

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 
+#include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/ir/error.h"
 #include "datasets/benchmark/resample.h"

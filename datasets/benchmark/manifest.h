@@ -59,10 +59,4 @@ std::string format_manifest(const Manifest& manifest);
 /// Parses "WxH" (e.g. "820x614"). Throws UserError.
 std::pair<int, int> parse_resolution(std::string_view text);
 
-/// Reads a whole text file; throws UserError naming it on failure.
-std::string read_text_file(const std::string& path);
-/// Writes a whole file byte for byte (via a temporary file of this process and thread and
-/// a rename, so a failed write never leaves half a file). Throws UserError.
-void write_text_file(const std::string& path, const std::string& text);
-
 }  // namespace stipple::dataset

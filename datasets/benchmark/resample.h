@@ -30,8 +30,4 @@ Buffer crop_resize_rgb16(const Buffer& photo, int target_width, int target_heigh
 /// The RGB image as one 8-bit channel: Rec. 601 luma rounded to nearest.
 Buffer rgb8_to_gray8(const Buffer& rgb);
 
-/// An RGGB Bayer mosaic of an 8-bit RGB image: R at (even x, even y), B at (odd x, odd y),
-/// G elsewhere. Result is (x, y) u8.
-Buffer rgb8_to_bayer_rggb(const Buffer& rgb);
-
 }  // namespace stipple::dataset

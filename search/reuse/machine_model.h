@@ -16,21 +16,13 @@ struct MachineModel {
   int cache_line = 64;
   int vector_bytes = 32;
 
-  /// The host this process runs on: cores from std::thread::hardware_concurrency (or
-  /// the online CPUs in sysfs), caches from /sys/devices/system/cpu/cpu0/cache/index*/
-  /// (level, type, size, coherency_line_size), the vector width from LLVM's host CPU
-  /// features (avx512f: 64 bytes, avx or avx2: 32, NEON and anything else: 16). What
-  /// cannot be read keeps the defaults above.
+  /// The host this process runs on: cores and caches as compiler_core/support/host_probe.h
+  /// reads them, the vector width from LLVM's host CPU features (avx512f: 64 bytes, avx or
+  /// avx2: 32, NEON and anything else: 16). What cannot be read keeps the defaults above.
   static MachineModel host();
 
   /// "2 cores, L1d 48 KiB, L2 1024 KiB, LLC 32768 KiB, 64-byte lines, 64-byte vectors".
   std::string describe() const;
 };
-
-/// Parses a sysfs cache size: "48K", "1024K", "32M", "512" (bytes); 0 when malformed.
-int64_t parse_cache_size(const std::string& text);
-
-/// The vector width in bytes implied by a set of LLVM CPU feature names.
-int vector_bytes_from_features(bool avx512f, bool avx2, bool avx, bool neon);
 
 }  // namespace stipple::search

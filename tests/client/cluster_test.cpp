@@ -23,7 +23,7 @@
 #include <thread>
 
 #include "client/coordinator_client.h"
-#include "search/content_hash.h"
+#include "compiler_core/support/content_hash.h"
 #include "shell.h"
 #include "storage/database.h"
 
@@ -321,8 +321,8 @@ TEST_F(ClusterTest, ASubmitNamingADatasetTunesOnTheCoordinatorsPhotos) {
   EXPECT_EQ(train_evaluations(run).size(), 6u);
   // Its photos as the coordinator stored them: by the hash of their bytes.
   const std::string stored = db_path() + ".files/images/";
-  EXPECT_TRUE(fs::exists(stored + search::sha256_hex(read_file(kTrain)) + ".png"));
-  EXPECT_TRUE(fs::exists(stored + search::sha256_hex(read_file(kTest)) + ".png"));
+  EXPECT_TRUE(fs::exists(stored + sha256_hex(read_file(kTrain)) + ".png"));
+  EXPECT_TRUE(fs::exists(stored + sha256_hex(read_file(kTest)) + ".png"));
 
   r = stipple(submit + " --dataset nope");
   EXPECT_EQ(r.exit_code, 2) << r.output;

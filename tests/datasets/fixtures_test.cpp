@@ -8,8 +8,9 @@
 #include <cmath>
 #include <filesystem>
 
+#include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
-#include "datasets/benchmark/manifest.h"
+#include "compiler_core/support/files.h"
 #include "datasets/benchmark/resample.h"
 
 namespace stipple::dataset {

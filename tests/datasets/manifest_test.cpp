@@ -9,6 +9,7 @@
 #include <string>
 
 #include "compiler_core/ir/error.h"
+#include "compiler_core/support/files.h"
 #include "datasets/benchmark/benchmark.h"
 
 namespace stipple::dataset {

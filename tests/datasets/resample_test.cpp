@@ -5,6 +5,7 @@
 
 #include <cmath>
 
+#include "compiler_core/image/bayer.h"
 #include "compiler_core/ir/error.h"
 #include "datasets/benchmark/benchmark.h"
 

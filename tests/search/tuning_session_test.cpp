@@ -13,7 +13,7 @@
 #include <set>
 
 #include "compiler_core/language/frontend.h"
-#include "datasets/benchmark/manifest.h"
+#include "compiler_core/support/files.h"
 #include "search/genetic.h"
 #include "search/genome.h"
 #include "search/hill_climbing.h"
@@ -55,7 +55,7 @@ class TuningSessionTest : public ::testing::Test {
     fs::remove_all(dir_);
     fs::create_directories(dir_);
     pipeline_file_ = source_path("datasets/pipelines/two_pass_blur.stp");
-    source_ = dataset::read_text_file(pipeline_file_);
+    source_ = read_text_file(pipeline_file_);
     pipeline_ = compile_pipeline(source_, pipeline_file_);
     setup_.pipeline_source = source_;
     setup_.pipeline_file = pipeline_file_;

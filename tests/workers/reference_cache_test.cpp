@@ -18,7 +18,7 @@
 #include <set>
 #include <sstream>
 
-#include "search/content_hash.h"
+#include "compiler_core/support/content_hash.h"
 #include "workers/measurement.h"
 
 namespace stipple::workers {
@@ -107,7 +107,7 @@ std::string hand_made_file(uint32_t type_code, const std::vector<std::pair<int64
     put_le(out, static_cast<uint64_t>(extent), 8);
   }
   out += data;
-  out += search::sha256_hex(out);
+  out += sha256_hex(out);
   return out;
 }
 
@@ -256,7 +256,7 @@ TEST_F(ReferenceCacheTest, ValidChecksumButAbsurdHeaderIsAMiss) {
          std::string out = "STPREF1\n";
          put_le(out, 4, 4);
          put_le(out, 3, 4);  // says 3 dimensions, has none
-         out += search::sha256_hex(out);
+         out += sha256_hex(out);
          return out;
        }()},
       {"another format version", hand_made_file(4, {{0, 4}}, four_floats, "STPREF2\n")},
@@ -271,7 +271,7 @@ TEST_F(ReferenceCacheTest, ValidChecksumButAbsurdHeaderIsAMiss) {
 TEST(ReferenceKey, IsDeterministicHexAndChangesWithEachInput) {
   const std::string source = "func out(x, y) = in(x, y) * gain;";
   const std::map<std::string, double> params = {{"gain", 1.0}, {"sigma", 2.5}};
-  const std::string photo = search::sha256_hex("photo bytes");
+  const std::string photo = sha256_hex("photo bytes");
   const std::string target = "x86_64-znver4-1a2b3c4d";
   const std::string key = reference_key(source, params, photo, target);
 
@@ -293,7 +293,7 @@ TEST(ReferenceKey, IsDeterministicHexAndChangesWithEachInput) {
   differs("param name", reference_key(source, {{"gain", 1.0}, {"sigmb", 2.5}}, photo, target));
   differs("param removed", reference_key(source, {{"gain", 1.0}}, photo, target));
   differs("no params", reference_key(source, {}, photo, target));
-  differs("photo", reference_key(source, params, search::sha256_hex("other photo"), target));
+  differs("photo", reference_key(source, params, sha256_hex("other photo"), target));
   differs("target", reference_key(source, params, photo, "aarch64-neoverse-n1-5e6f7a8b"));
 
   // Values swapped between names give another key.

@@ -24,18 +24,27 @@
 #include <set>
 #include <thread>
 
-#include "search/content_hash.h"
-#include "search/coordinator_service.h"
-#include "search/remote_evaluator.h"
+#include "compiler_core/support/content_hash.h"
+#include "search/coordinator/coordinator_service.h"
+#include "search/coordinator/remote_evaluator.h"
+#include "search/coordinator/worker_pool.h"
 #include "tests/workers/evaluator_trace.h"
 #include "workers/host_capabilities.h"
-#include "workers/worker_pool.h"
 
 namespace stipple::workers {
 namespace {
 
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
+// The real coordinator's pool, which the daemon under test leases from.
+using coordinator::AwaitReply;
+using coordinator::AwaitStatus;
+using coordinator::JobResult;
+using coordinator::PoolJob;
+using coordinator::PoolSnapshot;
+using coordinator::WorkerInfo;
+using coordinator::WorkerPool;
+using coordinator::WorkerPoolOptions;
 
 const std::string kSource = STIPPLE_SOURCE_DIR;
 const std::string kToken = "worker-test-token";
@@ -48,8 +57,8 @@ std::string read_file(const std::string& path) {
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
 }
 
-const WorkerCapabilities& host() {
-  static const WorkerCapabilities c = detect_host_capabilities();
+const HostCapabilities& host() {
+  static const HostCapabilities c = detect_host_capabilities();
   return c;
 }
 
@@ -91,17 +100,17 @@ struct Coordinator {
     po.lease_duration = 30s;
     po.heartbeat_timeout = 6s;  // heartbeats every 2 s
     pool = std::make_unique<WorkerPool>(po);
-    search::CoordinatorServiceOptions so;
+    coordinator::CoordinatorServiceOptions so;
     so.token = kToken;
     so.pool = po;
     so.max_lease_wait = 1s;
-    service = std::make_unique<search::CoordinatorService>(*pool, so);
+    service = std::make_unique<coordinator::CoordinatorService>(*pool, so);
     setup_id = service->add_setup(blur_setup());
     service->bind_run("1", setup_id);
     grpc::ServerBuilder builder;
     builder.AddListeningPort("127.0.0.1:" + std::to_string(port), grpc::InsecureServerCredentials(),
                              &this->port);
-    search::configure_server(builder);
+    coordinator::configure_server(builder);
     builder.RegisterService(service.get());
     server = builder.BuildAndStart();
   }
@@ -116,7 +125,7 @@ struct Coordinator {
     std::vector<PoolJob> jobs;
     for (const std::string& s : schedules) {
       PoolJob j;
-      j.id = search::RemoteEvaluator::job_id(1, setup_id, "train", s);
+      j.id = coordinator::RemoteEvaluator::job_id(1, setup_id, "train", s);
       j.target = host().target;
       j.split = "train";
       j.schedule = s;
@@ -129,7 +138,7 @@ struct Coordinator {
   }
 
   std::unique_ptr<WorkerPool> pool;
-  std::unique_ptr<search::CoordinatorService> service;
+  std::unique_ptr<coordinator::CoordinatorService> service;
   std::unique_ptr<grpc::Server> server;
   std::string setup_id;
   int port = 0;
@@ -251,7 +260,7 @@ TEST_F(WorkerDaemonTest, CachesPhotosByHashAndRefetchesACorruptedOne) {
   Coordinator c;
   ASSERT_TRUE(c.server);
   const std::string bytes = read_file(kPhoto);
-  const fs::path cached = cache_ / "images" / search::sha256_hex(bytes);
+  const fs::path cached = cache_ / "images" / sha256_hex(bytes);
   {
     RunningDaemon daemon(options(c.address()));
     ASSERT_EQ(await(c, c.submit({kExact})).size(), 1u);

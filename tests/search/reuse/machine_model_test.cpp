@@ -1,5 +1,4 @@
-// The machine model read from this host (search/reuse/machine_model.h), and the parsing
-// behind it.
+// The machine model read from this host (search/reuse/machine_model.h).
 #include "search/reuse/machine_model.h"
 
 #include <gtest/gtest.h>
@@ -18,24 +17,6 @@ TEST(MachineModel, ReadFromThisHost) {
   EXPECT_EQ(m.cache_line, 64);
   EXPECT_TRUE(m.vector_bytes == 16 || m.vector_bytes == 32 || m.vector_bytes == 64)
       << m.vector_bytes;
-}
-
-TEST(MachineModel, ParsesSysfsSizes) {
-  EXPECT_EQ(parse_cache_size("48K"), 48 << 10);
-  EXPECT_EQ(parse_cache_size("1024K"), 1 << 20);
-  EXPECT_EQ(parse_cache_size("32M"), 32 << 20);
-  EXPECT_EQ(parse_cache_size("512"), 512);
-  EXPECT_EQ(parse_cache_size(""), 0);
-  EXPECT_EQ(parse_cache_size("K"), 0);
-  EXPECT_EQ(parse_cache_size("12Q"), 0);
-}
-
-TEST(MachineModel, VectorWidthFromFeatures) {
-  EXPECT_EQ(vector_bytes_from_features(true, true, true, false), 64);
-  EXPECT_EQ(vector_bytes_from_features(false, true, true, false), 32);
-  EXPECT_EQ(vector_bytes_from_features(false, false, true, false), 32);
-  EXPECT_EQ(vector_bytes_from_features(false, false, false, true), 16);
-  EXPECT_EQ(vector_bytes_from_features(false, false, false, false), 16);
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "search/coordinator_service.h"
+#include "search/coordinator/coordinator_service.h"
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -16,13 +16,13 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/support/content_hash.h"
 #include "proto/capabilities_codec.h"
 #include "proto/pipeline_codec.h"
 #include "proto/rpc_security.h"
 #include "proto/schedule_codec.h"
-#include "search/content_hash.h"
 
-namespace stipple::search {
+namespace stipple::coordinator {
 namespace {
 
 using std::chrono::duration;
@@ -195,7 +195,8 @@ void configure_server(grpc::ServerBuilder& builder, int max_message_bytes) {
   builder.SetMaxSendMessageSize(max_message_bytes);
 }
 
-CoordinatorService::CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options)
+CoordinatorService::CoordinatorService(coordinator::WorkerPool& pool,
+                                       CoordinatorServiceOptions options)
     : pool_(pool), options_(std::move(options)) {}
 
 // ---- the coordinator's side ----
@@ -276,13 +277,13 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
         std::min(options_.max_lease_wait, milliseconds(options_.pool.heartbeat_timeout / 3));
     wait = asked * 1000 >= double(cap.count()) ? cap : milliseconds(int64_t(asked * 1000));
   }
-  workers::LeaseReply reply = pool_.lease(request.worker_id(), max_jobs, wait);
+  coordinator::LeaseReply reply = pool_.lease(request.worker_id(), max_jobs, wait);
   if (reply.unknown_worker) {
     return {grpc::StatusCode::NOT_FOUND, "unknown worker id: register again"};
   }
   const double lease_seconds = duration<double>(options_.pool.lease_duration).count();
-  for (const workers::Lease& lease : reply.leases) {
-    const workers::PoolJob& pj = lease.job;
+  for (const coordinator::Lease& lease : reply.leases) {
+    const coordinator::PoolJob& pj = lease.job;
     std::shared_ptr<const Setup> setup;
     std::string setup_id;
     {
@@ -357,11 +358,11 @@ grpc::Status CoordinatorService::report_results(const proto::ReportResultsReques
   for (const proto::JobResult& r : request.results()) {
     switch (
         pool_.report(request.worker_id(), r.job_id(), to_result(r), request.forgotten_lease())) {
-      case workers::ReportOutcome::Accepted: ++accepted; break;
-      case workers::ReportOutcome::Duplicate: ++duplicates; break;
-      case workers::ReportOutcome::UnknownJob:
-      case workers::ReportOutcome::UnknownWorker:
-      case workers::ReportOutcome::NotLeased: ++unknown; break;
+      case coordinator::ReportOutcome::Accepted: ++accepted; break;
+      case coordinator::ReportOutcome::Duplicate: ++duplicates; break;
+      case coordinator::ReportOutcome::UnknownJob:
+      case coordinator::ReportOutcome::UnknownWorker:
+      case coordinator::ReportOutcome::NotLeased: ++unknown; break;
     }
   }
   response->set_accepted(accepted);
@@ -433,8 +434,8 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* CoordinatorService::WatchRun(
 }
 
 grpc::Status CoordinatorService::list_workers(proto::ListWorkersResponse* response) {
-  const workers::PoolSnapshot snapshot = pool_.snapshot();
-  for (const workers::WorkerInfo& w : snapshot.workers) {
+  const coordinator::PoolSnapshot snapshot = pool_.snapshot();
+  for (const coordinator::WorkerInfo& w : snapshot.workers) {
     proto::WorkerStatus* out = response->add_workers();
     out->set_worker_id(w.id);
     *out->mutable_capabilities() = stipple::to_proto(w.capabilities);
@@ -587,4 +588,4 @@ CoordinatorService::~CoordinatorService() {
   threads_done_.wait(lock, [&] { return threads_running_ == 0; });
 }
 
-}  // namespace stipple::search
+}  // namespace stipple::coordinator

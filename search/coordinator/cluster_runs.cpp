@@ -1,4 +1,4 @@
-#include "search/cluster_runs.h"
+#include "search/coordinator/cluster_runs.h"
 
 #include <google/protobuf/util/message_differencer.h>
 #include <spdlog/spdlog.h>
@@ -14,14 +14,14 @@
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_printer.h"
-#include "datasets/benchmark/manifest.h"
+#include "compiler_core/support/content_hash.h"
+#include "compiler_core/support/files.h"
 #include "proto/pipeline_codec.h"
 #include "proto/schedule_codec.h"
-#include "search/content_hash.h"
-#include "search/remote_evaluator.h"
+#include "search/coordinator/remote_evaluator.h"
 #include "search/tuning_session.h"
 
-namespace stipple::search {
+namespace stipple::coordinator {
 namespace {
 
 namespace fs = std::filesystem;
@@ -61,10 +61,10 @@ std::string safe_file_name(const std::string& name, const std::string& fallback)
 void store_file(const fs::path& path, const std::string& bytes) {
   if (fs::exists(path)) return;
   fs::create_directories(path.parent_path());
-  dataset::write_text_file(path.string(), bytes);
+  write_text_file(path.string(), bytes);
 }
 
-proto::RunProgress to_message(int64_t run_id, const TuneProgress& p) {
+proto::RunProgress to_message(int64_t run_id, const search::TuneProgress& p) {
   proto::RunProgress m;
   m.set_run_id(run_id);
   m.set_state("running");
@@ -97,13 +97,13 @@ void to_summary(const storage::RunRecord& run, proto::RunSummary* s) {
 
 struct ClusterRuns::ActiveRun {
   int64_t id = 0;
-  TuneOptions options;
+  search::TuneOptions options;
   std::string source;
   Pipeline pipeline;
   std::string setup_id;
   std::unique_ptr<storage::Database> db;
   std::unique_ptr<RemoteEvaluator> evaluator;
-  std::unique_ptr<TuningSession> session;  // refers to pipeline, db and evaluator
+  std::unique_ptr<search::TuningSession> session;  // refers to pipeline, db and evaluator
   std::atomic<bool> stop{false};
   std::thread thread;
   // Under ClusterRuns::mu_:
@@ -113,7 +113,7 @@ struct ClusterRuns::ActiveRun {
   int64_t version = 0;  // bumped on every change of progress
 };
 
-ClusterRuns::ClusterRuns(workers::WorkerPool& pool, CoordinatorService& service,
+ClusterRuns::ClusterRuns(coordinator::WorkerPool& pool, CoordinatorService& service,
                          ClusterRunsOptions options)
     : pool_(pool), service_(service), options_(std::move(options)) {
   query_db_ = storage::Database::open(options_.db_path);
@@ -131,7 +131,7 @@ int ClusterRuns::active_runs() {
 std::string ClusterRuns::choose_target(const std::string& requested) {
   if (!requested.empty()) return requested;  // its jobs wait for such a worker
   std::set<std::string> targets;
-  for (const workers::WorkerInfo& w : pool_.snapshot().workers) {
+  for (const coordinator::WorkerInfo& w : pool_.snapshot().workers) {
     if (!w.lost) targets.insert(w.capabilities.target);
   }
   if (targets.empty()) {
@@ -148,11 +148,11 @@ std::string ClusterRuns::choose_target(const std::string& requested) {
   return *targets.begin();
 }
 
-int64_t ClusterRuns::start(const TuneOptions& options, const std::string& target,
+int64_t ClusterRuns::start(const search::TuneOptions& options, const std::string& target,
                            int64_t resume_run) {
   auto r = std::make_shared<ActiveRun>();
   r->options = options;
-  r->source = dataset::read_text_file(options.pipeline_file);
+  r->source = read_text_file(options.pipeline_file);
   r->pipeline = compile_pipeline(r->source, options.pipeline_file);
   workers::EvaluationSetup setup;
   setup.pipeline_source = r->source;
@@ -163,8 +163,8 @@ int64_t ClusterRuns::start(const TuneOptions& options, const std::string& target
   r->setup_id = service_.add_setup(setup);
   r->db = storage::Database::open(options_.db_path);
   r->evaluator = std::make_unique<RemoteEvaluator>(pool_, r->setup_id, resume_run, target);
-  r->session =
-      std::make_unique<TuningSession>(*r->db, *r->evaluator, r->pipeline, r->source, options);
+  r->session = std::make_unique<search::TuningSession>(*r->db, *r->evaluator, r->pipeline,
+                                                       r->source, options);
   if (resume_run > 0) {
     r->session->attach(resume_run);
   } else {
@@ -202,7 +202,7 @@ int64_t ClusterRuns::start(const TuneOptions& options, const std::string& target
 void ClusterRuns::run_session(std::shared_ptr<ActiveRun> r) {
   std::string state = "running", message;
   try {
-    r->session->run([&](const TuneProgress& p) {
+    r->session->run([&](const search::TuneProgress& p) {
       {
         std::lock_guard lock(mu_);
         r->progress = to_message(r->id, p);
@@ -256,9 +256,9 @@ int ClusterRuns::resume_unfinished() {
   std::reverse(runs.begin(), runs.end());  // oldest first
   for (const storage::RunRecord& run : runs) {
     if (run.state != "running") continue;
-    TuneOptions options;
+    search::TuneOptions options;
     try {
-      options = TuneOptions::from_json(run.options_json);
+      options = search::TuneOptions::from_json(run.options_json);
     } catch (const std::exception&) {
       continue;  // not a run of ours
     }
@@ -334,7 +334,7 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
 
     // The search options, then the target, before anything is written: a refused
     // request leaves nothing behind.
-    TuneOptions o;
+    search::TuneOptions o;
     static const std::set<std::string> kStrategies = {"portfolio", "genetic", "hill", "reuse"};
     o.strategy = request.strategy().empty() ? "portfolio" : request.strategy();
     if (!kStrategies.count(o.strategy)) {
@@ -512,7 +512,7 @@ proto::SubmitRunRequest ClusterRuns::dataset_photos(const std::string& name) con
       proto::ImageRef* ref = photos.add_images();
       ref->set_name(f.filename().string());
       ref->set_split(split);
-      photos.add_image_contents(dataset::read_text_file(f.string()));
+      photos.add_image_contents(read_text_file(f.string()));
     }
   }
   if (photos.images_size() == 0) {
@@ -586,14 +586,14 @@ grpc::Status ClusterRuns::front(int64_t run_id, proto::GetFrontResponse* respons
   std::lock_guard lock(query_mu_);
   std::optional<storage::RunRecord> run = query_db_->find_run(run_id);
   if (!run) return {grpc::StatusCode::NOT_FOUND, "no run " + std::to_string(run_id)};
-  std::vector<FrontEntry> front = load_front(*query_db_, run_id);
+  std::vector<search::FrontEntry> front = search::load_front(*query_db_, run_id);
   if (front.empty()) {
     return {grpc::StatusCode::FAILED_PRECONDITION,
             "run " + std::to_string(run_id) + " is " + run->state +
                 (run->state == "running" ? "; its front is stored when it finishes"
                                          : " and has no front")};
   }
-  for (const FrontEntry& e : front) {
+  for (const search::FrontEntry& e : front) {
     proto::FrontPoint* p = response->add_points();
     p->set_schedule_text(e.train.key.schedule);
     p->set_train_time_ms(e.train.time_ms);
@@ -611,7 +611,7 @@ grpc::Status ClusterRuns::front(int64_t run_id, proto::GetFrontResponse* respons
     p->set_baseline(e.baseline);
   }
   to_summary(*run, response->mutable_run());
-  response->set_metric(error_metric_name(*query_db_, run->pipeline_id));
+  response->set_metric(search::error_metric_name(*query_db_, run->pipeline_id));
   return grpc::Status::OK;
 }
 
@@ -645,4 +645,4 @@ grpc::Status ClusterRuns::cancel(int64_t run_id, proto::CancelRunResponse* respo
   return grpc::Status::OK;
 }
 
-}  // namespace stipple::search
+}  // namespace stipple::coordinator

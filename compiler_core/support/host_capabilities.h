@@ -1,17 +1,18 @@
-// What a worker host tells the coordinator about itself when it registers (DESIGN.md,
-// "Cluster principles"). The pool dispatches on `target` alone; the rest is shown by
-// `stipple workers` and is there for the searches that model the machine (the reuse
-// model's cores and cache sizes, the GPU back end's device).
+// What a host is, as a worker registers it with the coordinator and the coordinator
+// dispatches on it (the design's "Cluster principles"). The pool dispatches on `target`
+// alone; the rest is shown by `stipple workers` and is there for the searches that model
+// the machine (the reuse model's cores and cache sizes, a GPU back end's device). Here,
+// below the workers, the coordinator and the wire format, because all three speak it.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
-namespace stipple::workers {
+namespace stipple {
 
-struct WorkerCapabilities {
-  std::string host;                       // host name (host_target.h's host_name())
+struct HostCapabilities {
+  std::string host;                       // host name (host_probe.h's host_name())
   std::string arch;                       // "x86_64", "aarch64"
   std::string cpu;                        // LLVM's name of the host CPU, e.g. "znver4"
   std::vector<std::string> isa_features;  // "avx2", "avx512f", "neon", ...
@@ -26,4 +27,4 @@ struct WorkerCapabilities {
   std::string target;
 };
 
-}  // namespace stipple::workers
+}  // namespace stipple

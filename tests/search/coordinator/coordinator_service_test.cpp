@@ -5,7 +5,7 @@
 // checks what comes back (the schedule and pipeline decode, photo hashes match sha256sum,
 // results reach evaluate() in order; duplicates, other targets, wrong tokens, malformed
 // results and oversize messages change nothing).
-#include "search/coordinator_service.h"
+#include "search/coordinator/coordinator_service.h"
 
 #include <gtest/gtest.h>
 
@@ -22,13 +22,14 @@
 #include "proto/pipeline_codec.h"
 #include "proto/rpc_security.h"
 #include "proto/schedule_codec.h"
-#include "search/remote_evaluator.h"
-#include "tests/workers/pool_waits.h"
+#include "search/coordinator/remote_evaluator.h"
+#include "tests/search/coordinator/pool_waits.h"
 
-namespace stipple::search {
+namespace stipple::coordinator {
 namespace {
 
 using namespace std::chrono_literals;
+using workers::EvaluationResult;
 
 const std::string kSource = STIPPLE_SOURCE_DIR;
 const std::string kToken = "test-token-1234";
@@ -55,17 +56,17 @@ std::string fixture(const std::string& name) { return kSource + "/datasets/fixtu
 // Declared after a test's pending evaluate(): shuts the pool down on every way out of the
 // test, so that a failed assertion never leaves the future's destructor waiting forever.
 struct ShutDownOnExit {
-  workers::WorkerPool& pool;
+  coordinator::WorkerPool& pool;
   ~ShutDownOnExit() { pool.shut_down(); }
 };
 
 class CoordinatorServiceTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    workers::WorkerPoolOptions po;
+    coordinator::WorkerPoolOptions po;
     po.lease_duration = 20s;
     po.heartbeat_timeout = 15s;
-    pool_ = std::make_unique<workers::WorkerPool>(po);
+    pool_ = std::make_unique<coordinator::WorkerPool>(po);
     CoordinatorServiceOptions so;
     so.token = kToken;
     so.pool = po;
@@ -161,7 +162,7 @@ class CoordinatorServiceTest : public ::testing::Test {
     return stub_->ReportResults(ctx(token).get(), req, resp);
   }
 
-  std::unique_ptr<workers::WorkerPool> pool_;
+  std::unique_ptr<coordinator::WorkerPool> pool_;
   std::unique_ptr<CoordinatorService> service_;
   std::unique_ptr<grpc::Server> server_;
   std::unique_ptr<proto::Coordinator::Stub> stub_;
@@ -263,12 +264,12 @@ TEST_F(CoordinatorServiceTest, RoundTripFromEvaluateToWorkerAndBack) {
   EXPECT_EQ(evaluator.host(), "hostA");
 
   // A duplicate report changes nothing.
-  const workers::PoolCounters before = pool_->snapshot().counters;
+  const coordinator::PoolCounters before = pool_->snapshot().counters;
   proto::JobResult other = ok_result(id_by_schedule[hand], 2, 99.0);
   ASSERT_TRUE(report(worker, {other}, &resp).ok());
   EXPECT_EQ(resp.accepted(), 0);
   EXPECT_EQ(resp.duplicates(), 1);
-  const workers::PoolCounters after = pool_->snapshot().counters;
+  const coordinator::PoolCounters after = pool_->snapshot().counters;
   EXPECT_EQ(after.completed, before.completed);
   EXPECT_EQ(after.completed, 2);
   // The same batch again is answered from the pool, with the first results.
@@ -296,7 +297,7 @@ TEST_F(CoordinatorServiceTest, StableJobIdsAndSameSetupSameId) {
   EXPECT_NE(RemoteEvaluator::job_id(7, setup_id_, "train", "a"),
             RemoteEvaluator::job_id(8, setup_id_, "train", "a"));
   // A restarted coordinator registers the same setup under the same id.
-  workers::WorkerPool other_pool;
+  coordinator::WorkerPool other_pool;
   CoordinatorService other(other_pool, {});
   EXPECT_EQ(other.add_setup(setup_), setup_id_);
   workers::EvaluationSetup changed = setup_;
@@ -328,7 +329,7 @@ TEST_F(CoordinatorServiceTest, AJobLeasedToACancelledPollGoesBackAtOnce) {
     proto::LeaseJobsResponse resp;
     return stub_->LeaseJobs(&short_call, req, &resp).error_code();
   });
-  ASSERT_NO_FATAL_FAILURE(workers::wait_until_polling(*pool_, gone));
+  ASSERT_NO_FATAL_FAILURE(coordinator::wait_until_polling(*pool_, gone));
   const auto in_poll = std::chrono::steady_clock::now();
   ASSERT_EQ(short_poll.get(), grpc::StatusCode::DEADLINE_EXCEEDED);
   std::this_thread::sleep_until(in_poll + kDeadline + 100ms);
@@ -437,7 +438,7 @@ TEST_F(CoordinatorServiceTest, WrongTokenIsUnauthenticatedAndChangesNothing) {
   ShutDownOnExit guard{*pool_};
   std::vector<proto::Job> jobs = lease(worker, 1);
   ASSERT_EQ(jobs.size(), 1u);
-  const workers::PoolSnapshot before = pool_->snapshot();
+  const coordinator::PoolSnapshot before = pool_->snapshot();
 
   for (const std::string& token : {std::string("wrong-token"), std::string()}) {
     proto::RegisterWorkerRequest reg;
@@ -470,7 +471,7 @@ TEST_F(CoordinatorServiceTest, WrongTokenIsUnauthenticatedAndChangesNothing) {
     EXPECT_EQ(stub_->SubmitRun(ctx(token).get(), sub, &sub_resp).error_code(),
               grpc::StatusCode::UNAUTHENTICATED);
   }
-  const workers::PoolSnapshot after = pool_->snapshot();
+  const coordinator::PoolSnapshot after = pool_->snapshot();
   EXPECT_EQ(after.workers.size(), before.workers.size());
   EXPECT_EQ(after.counters.completed, before.counters.completed);
   EXPECT_EQ(after.counters.leased, before.counters.leased);
@@ -498,7 +499,7 @@ TEST_F(CoordinatorServiceTest, MalformedResultsAreInvalidArgumentAndChangeNothin
   std::vector<proto::Job> jobs = lease(worker, 1);
   ASSERT_EQ(jobs.size(), 1u);
   const std::string id = jobs[0].job_id();
-  const workers::PoolCounters before = pool_->snapshot().counters;
+  const coordinator::PoolCounters before = pool_->snapshot().counters;
 
   std::vector<std::pair<std::string, proto::JobResult>> bad;
   bad.emplace_back("one image for two photos", ok_result(id, 1, 1.0));
@@ -527,7 +528,7 @@ TEST_F(CoordinatorServiceTest, MalformedResultsAreInvalidArgumentAndChangeNothin
   proto::ReportResultsResponse rr;
   EXPECT_EQ(report(worker, {ok_result(id, 2, 1.0), status}, &rr).error_code(),
             grpc::StatusCode::INVALID_ARGUMENT);
-  const workers::PoolCounters after = pool_->snapshot().counters;
+  const coordinator::PoolCounters after = pool_->snapshot().counters;
   EXPECT_EQ(after.completed, before.completed);
   EXPECT_EQ(after.duplicates, before.duplicates);
   EXPECT_EQ(pending.wait_for(0s), std::future_status::timeout);
@@ -606,4 +607,4 @@ TEST_F(CoordinatorServiceTest, UnknownWorkerAndSetupAreNotFound) {
 }
 
 }  // namespace
-}  // namespace stipple::search
+}  // namespace stipple::coordinator

@@ -34,10 +34,10 @@
 #include <unordered_set>
 #include <vector>
 
+#include "compiler_core/support/host_capabilities.h"
 #include "workers/evaluator.h"
-#include "workers/worker_capabilities.h"
 
-namespace stipple::workers {
+namespace stipple::coordinator {
 
 using PoolClock = std::function<std::chrono::steady_clock::time_point()>;
 
@@ -87,7 +87,7 @@ const char* to_string(ReportOutcome outcome);
 
 /// A stored result and who measured it (the evaluation's host column).
 struct JobResult {
-  EvaluationResult result;
+  workers::EvaluationResult result;
   std::string worker_id;
   std::string host;
 };
@@ -108,7 +108,7 @@ struct AwaitReply {
 
 struct WorkerInfo {
   std::string id;
-  WorkerCapabilities capabilities;
+  HostCapabilities capabilities;
   std::chrono::steady_clock::time_point registered, last_heard;  // pool clock
   int leases = 0;                                                // held now; busy when > 0
   bool busy() const { return leases > 0; }
@@ -146,7 +146,7 @@ class WorkerPool {
   /// A fresh id ("w1", "w2", ...) for every registration: a worker restarted on the same
   /// host gets a new one, and its old id's leases end when the old id is lost. Several
   /// workers may share a host name (processes on one machine).
-  std::string register_worker(const WorkerCapabilities& capabilities);
+  std::string register_worker(const HostCapabilities& capabilities);
   /// Marks the worker heard from and renews all its leases to now + lease_duration.
   /// False when the id is unknown (the worker should register again).
   bool heartbeat(const std::string& worker_id);
@@ -165,7 +165,7 @@ class WorkerPool {
   /// lease on the job may report it, unless `forgotten_lease`: the worker held one under
   /// an id a previous coordinator gave it, and is accepted if it is of the job's target.
   ReportOutcome report(const std::string& worker_id, const std::string& job_id,
-                       const EvaluationResult& result, bool forgotten_lease = false);
+                       const workers::EvaluationResult& result, bool forgotten_lease = false);
 
   // ---- runs ----
 
@@ -261,4 +261,4 @@ class WorkerPool {
   Job* find_job(const std::string& id);
 };
 
-}  // namespace stipple::workers
+}  // namespace stipple::coordinator

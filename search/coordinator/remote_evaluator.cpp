@@ -1,14 +1,14 @@
-#include "search/remote_evaluator.h"
+#include "search/coordinator/remote_evaluator.h"
 
 #include <optional>
 #include <unordered_set>
 
-#include "search/content_hash.h"
+#include "compiler_core/support/content_hash.h"
 
-namespace stipple::search {
+namespace stipple::coordinator {
 
-RemoteEvaluator::RemoteEvaluator(workers::WorkerPool& pool, std::string setup_id, int64_t run_id,
-                                 std::string target)
+RemoteEvaluator::RemoteEvaluator(coordinator::WorkerPool& pool, std::string setup_id,
+                                 int64_t run_id, std::string target)
     : pool_(pool), setup_id_(std::move(setup_id)), run_id_(run_id), target_(std::move(target)) {}
 
 std::string RemoteEvaluator::job_id(int64_t run_id, const std::string& setup_id,
@@ -24,12 +24,12 @@ std::vector<workers::EvaluationResult> RemoteEvaluator::evaluate(
   if (schedules.empty()) return {};
   const std::string run = pool_run_id();
   std::vector<std::string> ids;
-  std::vector<workers::PoolJob> jobs;
+  std::vector<coordinator::PoolJob> jobs;
   std::unordered_set<std::string> seen;  // a schedule asked twice is one job
   for (const std::string& schedule : schedules) {
     ids.push_back(job_id(run_id_, setup_id_, split, schedule));
     if (!seen.insert(ids.back()).second) continue;
-    workers::PoolJob job;
+    coordinator::PoolJob job;
     job.id = ids.back();
     job.run_id = run;
     job.target = target_;
@@ -39,14 +39,14 @@ std::vector<workers::EvaluationResult> RemoteEvaluator::evaluate(
     jobs.push_back(std::move(job));
   }
   pool_.submit(run, jobs);
-  workers::AwaitReply reply = pool_.await(ids, stop_);
-  if (reply.status != workers::AwaitStatus::Complete) {
+  coordinator::AwaitReply reply = pool_.await(ids, stop_);
+  if (reply.status != coordinator::AwaitStatus::Complete) {
     throw EvaluationStopped("run " + run + ": evaluation stopped (" + to_string(reply.status) +
                             ") before its batch was measured");
   }
   std::vector<workers::EvaluationResult> out;
   std::string host;
-  for (const std::optional<workers::JobResult>& r : reply.results) {
+  for (const std::optional<coordinator::JobResult>& r : reply.results) {
     out.push_back(r->result);
     if (host.empty())
       host = r->host;
@@ -57,4 +57,4 @@ std::vector<workers::EvaluationResult> RemoteEvaluator::evaluate(
   return out;
 }
 
-}  // namespace stipple::search
+}  // namespace stipple::coordinator

@@ -1,9 +1,9 @@
-#include "workers/worker_pool.h"
+#include "search/coordinator/worker_pool.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-namespace stipple::workers {
+namespace stipple::coordinator {
 namespace {
 
 using SteadyClock = std::chrono::steady_clock;
@@ -58,7 +58,7 @@ WorkerPool::~WorkerPool() = default;
 
 // ---- workers ----
 
-std::string WorkerPool::register_worker(const WorkerCapabilities& capabilities) {
+std::string WorkerPool::register_worker(const HostCapabilities& capabilities) {
   std::lock_guard lock(mu_);
   TimePoint now = clock_();
   std::string id = "w";  // (not "w" + to_string: GCC 12 warns falsely, -Wrestrict)
@@ -149,7 +149,7 @@ LeaseReply WorkerPool::lease(const std::string& worker_id, int max_jobs, Duratio
 }
 
 ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string& job_id,
-                                 const EvaluationResult& result, bool forgotten_lease) {
+                                 const workers::EvaluationResult& result, bool forgotten_lease) {
   std::lock_guard lock(mu_);
   TimePoint now = clock_();
   Worker* w = touch(worker_id, now);
@@ -445,4 +445,4 @@ WorkerPool::Job* WorkerPool::find_job(const std::string& id) {
   return it == jobs_.end() ? nullptr : &it->second;
 }
 
-}  // namespace stipple::workers
+}  // namespace stipple::coordinator

@@ -1,5 +1,6 @@
-// SHA-256 against the FIPS 180-2 example vectors (Appendix B) and NIST's extra vectors.
-#include "datasets/benchmark/sha256.h"
+// SHA-256 (OpenSSL, compiler_core/support/content_hash.h) against the FIPS 180-2 example
+// vectors (Appendix B) and NIST's extra vectors.
+#include "compiler_core/support/content_hash.h"
 
 #include <gtest/gtest.h>
 
@@ -9,7 +10,7 @@
 
 #include "compiler_core/ir/error.h"
 
-namespace stipple::dataset {
+namespace stipple {
 namespace {
 
 TEST(Sha256, Fips180_2Vectors) {
@@ -52,4 +53,4 @@ TEST(Sha256, FileMatchesString) {
 }
 
 }  // namespace
-}  // namespace stipple::dataset
+}  // namespace stipple

@@ -6,7 +6,7 @@
 // a worker round-robin; completed ids are not queued again; cancel and release. Then many
 // threads leasing, dying and reporting while two runs await: every job ends with exactly
 // one stored result.
-#include "workers/worker_pool.h"
+#include "search/coordinator/worker_pool.h"
 
 #include <gtest/gtest.h>
 
@@ -15,12 +15,13 @@
 #include <set>
 #include <thread>
 
-#include "tests/workers/pool_waits.h"
+#include "tests/search/coordinator/pool_waits.h"
 
-namespace stipple::workers {
+namespace stipple::coordinator {
 namespace {
 
 using namespace std::chrono_literals;
+using workers::EvaluationResult;
 using TimePoint = std::chrono::steady_clock::time_point;
 
 const char* kX86 = "x86_64-znver4-1a2b3c4d";
@@ -36,8 +37,8 @@ struct FakeClock {
   }
 };
 
-WorkerCapabilities caps(const std::string& host, const std::string& target) {
-  WorkerCapabilities c;
+HostCapabilities caps(const std::string& host, const std::string& target) {
+  HostCapabilities c;
   c.host = host;
   c.arch = target.substr(0, target.find('-'));
   c.isa_features = {"avx2", "avx512f"};
@@ -624,4 +625,4 @@ TEST(WorkerPool, ConcurrentWorkersDyingAndReportingLateLoseNothing) {
 }
 
 }  // namespace
-}  // namespace stipple::workers
+}  // namespace stipple::coordinator

@@ -16,14 +16,14 @@
 #include <string>
 #include <vector>
 
+#include "search/coordinator/worker_pool.h"
 #include "workers/evaluator.h"
-#include "workers/worker_pool.h"
 
-namespace stipple::search {
+namespace stipple::coordinator {
 
 /// Thrown by RemoteEvaluator::evaluate() when the run is stopped (the stop flag is set,
 /// the run is cancelled or the pool shuts down) before the batch is measured. It is not a
-/// candidate's failure: nothing of the batch may be stored. TuningSession lets it pass
+/// candidate's failure: nothing of the batch may be stored. search::TuningSession lets it pass
 /// without committing the batch, so the run stays "running" and resumes later.
 class EvaluationStopped : public std::runtime_error {
  public:
@@ -35,16 +35,16 @@ class RemoteEvaluator : public workers::Evaluator {
   /// `setup_id`: CoordinatorService::add_setup()'s id of the run's photos and pipeline
   /// (the coordinator binds the run to it, bind_run, before evaluating); `target`: the
   /// host_target_key() of the workers that may measure the run.
-  RemoteEvaluator(workers::WorkerPool& pool, std::string setup_id, int64_t run_id,
+  RemoteEvaluator(coordinator::WorkerPool& pool, std::string setup_id, int64_t run_id,
                   std::string target);
 
-  /// For a new run: TuningSession::create_run() makes the id after the session, and so
+  /// For a new run: search::TuningSession::create_run() makes the id after the session, and so
   /// this evaluator, exists.
   void set_run_id(int64_t run_id) { run_id_ = run_id; }
   int64_t run_id() const { return run_id_; }
   /// The pool's name of the run (its jobs' run_id).
   std::string pool_run_id() const { return std::to_string(run_id_); }
-  /// The flag the session stops on (TuningSession::set_stop_flag); evaluate() then throws
+  /// The flag the session stops on (search::TuningSession::set_stop_flag); evaluate() then throws
   /// EvaluationStopped instead of waiting for the rest of the batch.
   void set_stop_flag(const std::atomic<bool>* flag) { stop_ = flag; }
 
@@ -62,7 +62,7 @@ class RemoteEvaluator : public workers::Evaluator {
                             const std::string& schedule);
 
  private:
-  workers::WorkerPool& pool_;
+  coordinator::WorkerPool& pool_;
   std::string setup_id_;
   int64_t run_id_;
   std::string target_;
@@ -70,4 +70,4 @@ class RemoteEvaluator : public workers::Evaluator {
   const std::atomic<bool>* stop_ = nullptr;
 };
 
-}  // namespace stipple::search
+}  // namespace stipple::coordinator

@@ -1,4 +1,4 @@
-// ClusterRuns: the coordinator's tuning runs (issue #6). Each run is a TuningSession on a
+// ClusterRuns: the coordinator's tuning runs (issue #6). Each run is a search::TuningSession on a
 // thread of its own, measuring through a RemoteEvaluator on the worker pool; SQLite holds
 // everything, as for `stipple tune`, so a coordinator killed at any point restarts with
 // resume_unfinished() and every run goes on from its last committed batch.
@@ -28,12 +28,12 @@
 #include <thread>
 
 #include "proto/coordinator.pb.h"
-#include "search/coordinator_service.h"
+#include "search/coordinator/coordinator_service.h"
+#include "search/coordinator/worker_pool.h"
 #include "search/tuning_session.h"
 #include "storage/database.h"
-#include "workers/worker_pool.h"
 
-namespace stipple::search {
+namespace stipple::coordinator {
 
 struct ClusterRunsOptions {
   std::string db_path;
@@ -52,7 +52,8 @@ struct ClusterRunsOptions {
 
 class ClusterRuns final : public ClientCalls {
  public:
-  ClusterRuns(workers::WorkerPool& pool, CoordinatorService& service, ClusterRunsOptions options);
+  ClusterRuns(coordinator::WorkerPool& pool, CoordinatorService& service,
+              ClusterRunsOptions options);
   /// Drains (if not yet) and joins every run's thread.
   ~ClusterRuns() override;
 
@@ -79,7 +80,7 @@ class ClusterRuns final : public ClientCalls {
  private:
   struct ActiveRun;
 
-  workers::WorkerPool& pool_;
+  coordinator::WorkerPool& pool_;
   CoordinatorService& service_;
   ClusterRunsOptions options_;
   std::atomic<bool> draining_{false};
@@ -93,11 +94,11 @@ class ClusterRuns final : public ClientCalls {
 
   /// Builds the run's session and starts its thread; `resume_run` 0 makes a new run.
   /// Returns the run id. Throws UserError for bad input.
-  int64_t start(const TuneOptions& options, const std::string& target, int64_t resume_run);
+  int64_t start(const search::TuneOptions& options, const std::string& target, int64_t resume_run);
   void run_session(std::shared_ptr<ActiveRun> run);
   /// The progress of a run with no live session, from the database.
   std::optional<proto::RunProgress> stored_progress(int64_t run_id);
   std::string choose_target(const std::string& requested);
 };
 
-}  // namespace stipple::search
+}  // namespace stipple::coordinator

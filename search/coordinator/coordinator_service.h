@@ -31,10 +31,10 @@
 
 #include "compiler_core/ir/pipeline.h"
 #include "proto/coordinator.grpc.pb.h"
+#include "search/coordinator/worker_pool.h"
 #include "workers/evaluator.h"
-#include "workers/worker_pool.h"
 
-namespace stipple::search {
+namespace stipple::coordinator {
 
 /// The largest message the coordinator receives or sends by default: room for a few
 /// large photos in a submit, far below what would let one client exhaust memory.
@@ -48,7 +48,7 @@ void configure_server(grpc::ServerBuilder& builder,
 struct CoordinatorServiceOptions {
   std::string token;  // empty: no token (loopback only, rpc_security.h)
   /// The pool's options, to tell workers how often to heartbeat and how long leases last.
-  workers::WorkerPoolOptions pool;
+  coordinator::WorkerPoolOptions pool;
   /// The longest a LeaseJobs call blocks, whatever the worker asks: well below the
   /// heartbeat timeout (and capped at a third of it), so a long poll never outlives the
   /// worker's standing or its call deadline.
@@ -94,7 +94,7 @@ using CoordinatorServiceBase = proto::Coordinator::WithRawCallbackMethod_SubmitR
 
 class CoordinatorService final : public CoordinatorServiceBase {
  public:
-  CoordinatorService(workers::WorkerPool& pool, CoordinatorServiceOptions options);
+  CoordinatorService(coordinator::WorkerPool& pool, CoordinatorServiceOptions options);
   /// Waits for the threads of blocking calls still finishing (the server has been shut
   /// down first, so no new one starts).
   ~CoordinatorService() override;
@@ -162,7 +162,7 @@ class CoordinatorService final : public CoordinatorServiceBase {
     int photos = 0;  // in the job's split
   };
 
-  workers::WorkerPool& pool_;
+  coordinator::WorkerPool& pool_;
   CoordinatorServiceOptions options_;
   ClientCalls* client_calls_ = nullptr;
   std::mutex mu_;
@@ -177,4 +177,4 @@ class CoordinatorService final : public CoordinatorServiceBase {
   int threads_running_ = 0;
 };
 
-}  // namespace stipple::search
+}  // namespace stipple::coordinator

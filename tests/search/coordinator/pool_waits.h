@@ -9,9 +9,9 @@
 #include <string>
 #include <thread>
 
-#include "workers/worker_pool.h"
+#include "search/coordinator/worker_pool.h"
 
-namespace stipple::workers {
+namespace stipple::coordinator {
 
 inline const WorkerInfo& info(const PoolSnapshot& s, const std::string& id) {
   for (const WorkerInfo& w : s.workers)
@@ -29,4 +29,4 @@ inline void wait_until_polling(WorkerPool& pool, const std::string& worker) {
   }
 }
 
-}  // namespace stipple::workers
+}  // namespace stipple::coordinator
