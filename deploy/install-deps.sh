@@ -21,8 +21,8 @@ packages=(
   libtomlplusplus-dev
   # images
   libstb-dev libpng-dev libjpeg-dev zlib1g-dev
-  # tests and benchmarks
-  libgtest-dev libgmock-dev libbenchmark-dev
+  # tests and benchmarks (python3: the include-graph check, tests/layering/)
+  libgtest-dev libgmock-dev libbenchmark-dev python3
   # the TLS tests make throwaway certificates with the openssl command
   openssl
   # dataset builder (downloads opencv-doc's .deb and extracts it)
