@@ -9,21 +9,10 @@
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/support/content_hash.h"
+#include "compiler_core/support/files.h"
 #include "proto/pipeline_codec.h"
 
 namespace stipple::client {
-
-namespace {
-
-std::string read_bytes(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot read " + what + " " + path);
-  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) throw UserError("cannot read " + what + " " + path);
-  return bytes;
-}
-
-}  // namespace
 
 RpcError::RpcError(const std::string& call, const grpc::Status& status)
     : std::runtime_error(call + ": " +
@@ -48,14 +37,14 @@ bool RpcError::bad_input() const {
 
 proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
   proto::SubmitRunRequest r;
-  const std::string source = read_bytes(spec.pipeline_file, "pipeline");
+  const std::string source = read_text_file(spec.pipeline_file, "pipeline");
   const Pipeline pipeline = compile_pipeline(source, spec.pipeline_file);
   *r.mutable_pipeline() = to_proto(pipeline);
   r.set_pipeline_source(source);
   r.set_pipeline_file(std::filesystem::path(spec.pipeline_file).filename().string());
   auto add_photos = [&](const std::vector<std::string>& paths, const std::string& split) {
     for (const std::string& path : paths) {
-      std::string bytes = read_bytes(path, "photo");
+      std::string bytes = read_text_file(path, "photo");
       proto::ImageRef* ref = r.add_images();
       ref->set_name(std::filesystem::path(path).filename().string());
       ref->set_split(split);
@@ -67,7 +56,7 @@ proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
   add_photos(spec.test_images, "test");
   r.set_dataset(spec.dataset);
   if (!spec.baseline_file.empty()) {
-    const std::string text = read_bytes(spec.baseline_file, "schedule");
+    const std::string text = read_text_file(spec.baseline_file, "schedule");
     compile_schedule(text, spec.baseline_file, pipeline);  // a bad one fails here
     r.set_baseline_text(text);
   }

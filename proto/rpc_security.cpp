@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "compiler_core/ir/error.h"
+#include "compiler_core/support/files.h"
 
 namespace stipple::rpc {
 
@@ -15,14 +16,6 @@ namespace {
 constexpr const char* kTokenVariable = "STIPPLE_TOKEN";
 constexpr const char* kAuthorization = "authorization";
 constexpr const char* kBearer = "Bearer ";
-
-std::string read_file(const std::string& path, const std::string& what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot read the " + what + " '" + path + "'");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
 
 // Compares in time independent of where the strings differ, so that a client cannot learn
 // the token a prefix at a time from response times. Hand-written: it is four lines, and
@@ -51,7 +44,7 @@ std::string host_of(const std::string& address) {
 
 std::string load_token(const std::string& token_file) {
   if (!token_file.empty()) {
-    std::istringstream lines(read_file(token_file, "token file"));
+    std::istringstream lines(read_text_file(token_file, "token file"));
     std::string token;
     std::getline(lines, token);
     while (!token.empty() && (token.back() == '\r' || token.back() == ' ')) token.pop_back();
@@ -89,9 +82,10 @@ std::shared_ptr<grpc::ServerCredentials> server_credentials(const std::string& a
   grpc::SslServerCredentialsOptions ssl(
       options.tls.ca.empty() ? GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE
                              : GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY);
-  if (!options.tls.ca.empty()) ssl.pem_root_certs = read_file(options.tls.ca, "CA certificate");
-  ssl.pem_key_cert_pairs.push_back(
-      {read_file(options.tls.key, "private key"), read_file(options.tls.cert, "certificate")});
+  if (!options.tls.ca.empty())
+    ssl.pem_root_certs = read_text_file(options.tls.ca, "CA certificate");
+  ssl.pem_key_cert_pairs.push_back({read_text_file(options.tls.key, "private key"),
+                                    read_text_file(options.tls.cert, "certificate")});
   return grpc::SslServerCredentials(ssl);
 }
 
@@ -101,10 +95,11 @@ std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const SecurityOpti
     throw UserError("a client certificate needs its key, and a key its certificate");
   }
   grpc::SslCredentialsOptions ssl;
-  if (!options.tls.ca.empty()) ssl.pem_root_certs = read_file(options.tls.ca, "CA certificate");
+  if (!options.tls.ca.empty())
+    ssl.pem_root_certs = read_text_file(options.tls.ca, "CA certificate");
   if (!options.tls.cert.empty()) {
-    ssl.pem_cert_chain = read_file(options.tls.cert, "certificate");
-    ssl.pem_private_key = read_file(options.tls.key, "private key");
+    ssl.pem_cert_chain = read_text_file(options.tls.cert, "certificate");
+    ssl.pem_private_key = read_text_file(options.tls.key, "private key");
   }
   return grpc::SslCredentials(ssl);
 }

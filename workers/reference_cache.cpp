@@ -17,6 +17,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "compiler_core/ir/error.h"
 #include "compiler_core/support/content_hash.h"
 #include "compiler_core/support/files.h"
 
@@ -128,13 +129,10 @@ void write_reference(const std::string& path, const Buffer& b) {
 
 std::optional<Buffer> read_reference(const std::string& path) {
   std::string bytes;
-  {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) return std::nullopt;
-    std::ostringstream text;
-    text << in.rdbuf();  // a read error leaves a short file, which the checks below refuse
-    if (in.bad()) return std::nullopt;
-    bytes = std::move(text).str();
+  try {
+    bytes = read_text_file(path, "reference");
+  } catch (const UserError&) {
+    return std::nullopt;  // a missing or unreadable file is a miss
   }
   const std::string_view file = bytes;
   if (file.size() < kFixedHeader + kChecksumChars) return std::nullopt;

@@ -5,6 +5,7 @@
 
 #include "compiler_core/language/checker.h"
 #include "compiler_core/language/parser.h"
+#include "compiler_core/support/files.h"
 
 namespace stipple {
 
@@ -15,11 +16,7 @@ Pipeline compile_pipeline(std::string_view text, const std::string& file_name) {
 }
 
 Pipeline load_pipeline_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot read pipeline '" + path + "': no such file or not readable");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return compile_pipeline(text.str(), path);
+  return compile_pipeline(read_text_file(path, "pipeline"), path);
 }
 
 }  // namespace stipple

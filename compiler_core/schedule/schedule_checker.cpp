@@ -15,6 +15,7 @@
 #include "compiler_core/schedule/approximation.h"
 #include "compiler_core/schedule/schedule_loops.h"
 #include "compiler_core/schedule/schedule_parser.h"
+#include "compiler_core/support/files.h"
 
 namespace stipple {
 
@@ -464,11 +465,7 @@ Schedule compile_schedule(std::string_view text, const std::string& file_name, c
 }
 
 Schedule load_schedule_file(const std::string& path, const Pipeline& p) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot read schedule '" + path + "': no such file or not readable");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return compile_schedule(text.str(), path, p);
+  return compile_schedule(read_text_file(path, "schedule"), path, p);
 }
 
 }  // namespace stipple

@@ -12,12 +12,13 @@
 
 namespace stipple {
 
-std::string read_text_file(const std::string& path) {
+std::string read_text_file(const std::string& path, std::string_view what) {
+  const std::string name = "cannot read " + std::string(what) + " '" + path + "': ";
   std::ifstream in(path, std::ios::binary);
-  if (!in) throw UserError("cannot open '" + path + "'");
+  if (!in) throw UserError(name + "no such file or not readable");
   std::ostringstream text;
   text << in.rdbuf();
-  if (in.bad()) throw UserError("error while reading '" + path + "'");
+  if (in.bad()) throw UserError(name + "a read error");
   return text.str();
 }
 
