@@ -10,7 +10,9 @@
 // it (its mins and extents), as evaluate_pipeline_region does.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -22,11 +24,19 @@
 
 namespace stipple {
 
-/// Lowers `p` under `s` (which check_schedule must have accepted). The passes, in order:
-/// inlining and qualification of definitions, loop nests of every stage with compute and
-/// store levels, bounds inference, sliding windows, storage folding. Throws UserError when bounds
-/// cannot be inferred.
-codegen::LoweredFunction lower(const Pipeline& p, const Schedule& s);
+/// Called after each pass of lower() with the pass's name and what it produced, printed
+/// (the pipeline after apply_perforation, the loop nest after the others).
+using PassObserver = std::function<void(const std::string& pass, const std::string& ir)>;
+
+/// Lowers `p` under `s` (which check_schedule must have accepted). The passes are listed in
+/// lower.cpp, in order; `after_pass`, when given, sees the IR after each of them. Without
+/// it, the environment variable STIPPLE_DUMP_PASSES=1 prints the same to stderr. Throws
+/// UserError when bounds cannot be inferred.
+codegen::LoweredFunction lower(const Pipeline& p, const Schedule& s,
+                               const PassObserver& after_pass = {});
+
+/// Prints each pass's name as a header line `== <pass> ==` and then its IR, to `os`.
+PassObserver print_passes(std::ostream& os);
 
 /// The lowered loop nest as indented text (for `stipple lower`).
 std::string lowered_text(const Pipeline& p, const Schedule& s);
