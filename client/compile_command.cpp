@@ -80,7 +80,7 @@ int run_compile(const CompileOptions& opt) {
   spdlog::info("compiling {} under {} for {} ({})", p.name,
                opt.schedule.empty() ? std::string("the default schedule") : opt.schedule,
                opt.target, target);
-  codegen::LoweredFunction lowered = lower(p, s);
+  LoweredFunction lowered = lower(p, s);
   codegen::AotOutputs outputs = codegen::compile_ahead_of_time(lowered, kinds, aot);
 
   for (codegen::EmitKind k : kinds) {

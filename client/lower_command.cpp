@@ -27,7 +27,7 @@ int run_lower(const LowerOptions& opt) {
   Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
   if (opt.dump_passes) {
     // The last pass's loop nest is the lowered one: nothing else to print without --llvm.
-    codegen::LoweredFunction f = lower(p, s, print_passes(std::cout));
+    LoweredFunction f = lower(p, s, print_passes(std::cout));
     if (opt.llvm) std::cout << codegen::JitCompiler::create()->llvm_ir(f, opt.optimized);
     return kExitOk;
   }
@@ -35,7 +35,7 @@ int run_lower(const LowerOptions& opt) {
     std::cout << lowered_text(p, s);
     return kExitOk;
   }
-  codegen::LoweredFunction f = lower(p, s);
+  LoweredFunction f = lower(p, s);
   std::cout << codegen::JitCompiler::create()->llvm_ir(f, opt.optimized);
   return kExitOk;
 }

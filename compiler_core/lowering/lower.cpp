@@ -1,9 +1,8 @@
-// The lowering driver: a plain list of passes, and running the result.
+// The lowering driver: a plain list of passes.
 #include "compiler_core/lowering/lower.h"
 
 #include <cstdlib>
 #include <iostream>
-#include <new>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
@@ -35,8 +34,8 @@ PassObserver print_passes(std::ostream& os) {
   };
 }
 
-codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approximated,
-                               const PassObserver& after_pass) {
+LoweredFunction lower(const Pipeline& original, const Schedule& approximated,
+                      const PassObserver& after_pass) {
   PassObserver observe = after_pass;
   if (!observe && dump_passes_from_environment()) observe = print_passes(std::cerr);
   auto log = [&](const char* pass, const Stmt& s) {
@@ -75,7 +74,7 @@ codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approxi
   body = lowering::simplify_modulo(body);
   log("simplify_modulo", body);
 
-  codegen::LoweredFunction f;
+  LoweredFunction f;
   f.name = p.name;
   f.body = body;
   f.inputs = p.inputs;
@@ -86,32 +85,6 @@ codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approxi
 
 std::string lowered_text(const Pipeline& p, const Schedule& s) {
   return to_string(lower(p, s).body);
-}
-
-Buffer run_lowered(const codegen::CompiledFunction& fn, const codegen::LoweredFunction& f,
-                   const Pipeline& p, const std::map<std::string, Buffer>& inputs,
-                   const std::map<std::string, double>& params,
-                   const std::vector<int64_t>& extents) {
-  std::vector<codegen::BufferDescriptor> descriptors;
-  for (const InputDecl& in : f.inputs) {
-    auto it = inputs.find(in.name);
-    if (it == inputs.end()) throw UserError("missing input '" + in.name + "'");
-    descriptors.push_back(codegen::describe(it->second));
-  }
-  const Func* out = p.find_func(p.output.func);
-  Buffer result(out->type.code, extents);
-  descriptors.push_back(codegen::describe(result));
-  std::vector<double> values;
-  for (const ParamDecl& pd : f.params) {
-    auto it = params.find(pd.name);
-    values.push_back(it == params.end() ? pd.default_value : it->second);
-  }
-  int32_t rc = fn(descriptors.data(), values.data());
-  // An allocation of the generated code failed: the same failure as a new that fails, so
-  // that callers (the evaluator records "out_of_memory") handle both alike.
-  if (rc == codegen::kErrorOutOfMemory) throw std::bad_alloc();
-  STIPPLE_INTERNAL_CHECK(rc == 0, "generated code returned " + std::to_string(rc));
-  return result;
 }
 
 }  // namespace stipple
