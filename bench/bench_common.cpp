@@ -10,6 +10,7 @@
 #include <map>
 #include <mutex>
 
+#include "compiler_core/codegen/jit.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"

@@ -61,7 +61,7 @@ class StippleProgram {
 
  private:
   Pipeline pipeline_;
-  codegen::LoweredFunction lowered_;
+  LoweredFunction lowered_;
   std::unique_ptr<codegen::CompiledFunction> compiled_;
   std::vector<double> params_;
   double compile_ms_ = 0;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "compiler_core/codegen/jit.h"
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
@@ -96,7 +97,7 @@ class Variant {
     return *j;
   }
   const Pipeline& p_;
-  codegen::LoweredFunction lowered_;
+  LoweredFunction lowered_;
   std::unique_ptr<codegen::CompiledFunction> compiled_;
   double compile_ms_ = 0;
 };

@@ -3,7 +3,8 @@
 // schedule into files a user links into their own program: an object file, assembly, the
 // optimised LLVM IR, a C header that declares the function and documents its calling
 // convention (compiler_core/codegen/aot.h), and the same function as portable C++17 source
-// (compiler_core/codegen/cpp_source.h).
+// (compiler_core/codegen/cpp_source.h), each from the back end registered for it
+// (compiler_core/codegen/backend.h).
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "client/commands.h"
 #include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
+#include "compiler_core/codegen/backend.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -80,8 +82,24 @@ int run_compile(const CompileOptions& opt) {
   spdlog::info("compiling {} under {} for {} ({})", p.name,
                opt.schedule.empty() ? std::string("the default schedule") : opt.schedule,
                opt.target, target);
-  codegen::LoweredFunction lowered = lower(p, s);
-  codegen::AotOutputs outputs = codegen::compile_ahead_of_time(lowered, kinds, aot);
+  LoweredFunction lowered = lower(p, s);
+  // Each kind from the back end registered for it, each back end asked once.
+  codegen::AotOutputs outputs;
+  std::vector<const codegen::Backend*> backends;
+  for (codegen::EmitKind k : kinds) {
+    const codegen::Backend* b = &codegen::backend_for(k);
+    if (std::find(backends.begin(), backends.end(), b) == backends.end()) backends.push_back(b);
+  }
+  for (const codegen::Backend* b : backends) {
+    codegen::BackendRequest request;
+    for (codegen::EmitKind k : kinds) {
+      if (&codegen::backend_for(k) == b) request.kinds.push_back(k);
+    }
+    request.options = aot;
+    codegen::BackendResult r = b->compile(lowered, request);
+    if (!r.ok()) throw UserError(r.unsupported);
+    outputs.merge(r.artefact->files);
+  }
 
   for (codegen::EmitKind k : kinds) {
     const std::string& contents = outputs.at(k);
@@ -112,7 +130,7 @@ CommandRunner add_compile_command(CLI::App& app) {
                   "no runtime library needed); repeat it or give a list (obj,header)")
       ->required()
       ->delimiter(',')
-      ->check(CLI::IsMember({"obj", "asm", "llvm", "header", "cpp"}));
+      ->check(CLI::IsMember(codegen::emit_kind_names()));
   cmd->add_option("-o,--output", opt->output,
                   "the file to write for one --emit kind ('-' for standard output); for several, "
                   "the base name each kind's extension (.o .s .ll .h .cpp) goes on; default: the "

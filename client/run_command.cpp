@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
 #include "compiler_core/interp/evaluator.h"
@@ -94,7 +95,7 @@ int run(const RunOptions& opt) {
   std::function<Buffer()> compute;
   std::unique_ptr<codegen::JitCompiler> jit;
   std::unique_ptr<codegen::CompiledFunction> compiled;
-  codegen::LoweredFunction lowered;
+  LoweredFunction lowered;
   Schedule schedule = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
   Pipeline reference;
   if (opt.interp) {

@@ -8,6 +8,7 @@
 #include <optional>
 #include <stdexcept>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
@@ -101,7 +102,7 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
   // The reference outputs: the default exact schedule, compiled once when one is not in
   // the cache.
   call(gate_.before_compile);
-  codegen::LoweredFunction lowered;
+  LoweredFunction lowered;
   std::unique_ptr<codegen::CompiledFunction> exact;
   std::vector<Photo> loaded;
   // What every reference of this process depends on besides its photo: computed once.
@@ -154,7 +155,7 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
                                       double give_up_ms) {
   std::vector<Photo>& set = photos(split);
   EvaluationResult r;
-  codegen::LoweredFunction lowered;
+  LoweredFunction lowered;
   std::unique_ptr<codegen::CompiledFunction> compiled;
   call(gate_.before_compile);
   const auto t0 = std::chrono::steady_clock::now();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "compiler_core/ir/ir.h"
+#include "compiler_core/ir/lowered_function.h"
 #include "compiler_core/ir/pipeline.h"
 #include "compiler_core/runtime/buffer.h"
 #include "compiler_core/runtime/codegen_runtime.h"  // the helpers generated code calls
@@ -41,25 +42,6 @@ enum ErrorCode : int32_t {
   kOk = 0,
   kErrorBufferMismatch = 1,  // a descriptor's type or dimension count is not the declared one
   kErrorOutOfMemory = 2,     // a heap Allocate or a large median's scratch failed
-};
-
-/// A func buffer that the caller allocates (the output, or a stage lowering chose to
-/// realise outside the generated function).
-struct ExternalBuffer {
-  std::string name;
-  Type type;
-  int dimensions = 0;
-};
-
-/// One function to generate: its statement and everything outside it that it names.
-/// Buffer descriptors are passed inputs first (in this order), then `buffers`; param
-/// values are passed as doubles in the order of `params`.
-struct LoweredFunction {
-  std::string name;  // for messages
-  Stmt body;
-  std::vector<InputDecl> inputs;
-  std::vector<ExternalBuffer> buffers;
-  std::vector<ParamDecl> params;
 };
 
 /// The generated function: returns an ErrorCode.

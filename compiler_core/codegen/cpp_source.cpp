@@ -34,6 +34,8 @@
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
+#include "exp_f32_body_text.h"  // generated: kExpF32BodyText (CMakeLists.txt)
+#include "median_key_text.h"    // generated: kMedianKeyText
 
 namespace stipple::codegen {
 
@@ -154,9 +156,9 @@ const std::set<std::string>& reserved_names() {
       "uint32_t", "int64_t", "uint64_t", "size_t", "ptrdiff_t", "offsetof", "stipple_buffer",
       "stipple_buffer_dim", "stipple_set_num_threads", "stipple_cpp_num_threads", "wrap_add",
       "wrap_sub", "wrap_mul", "floor_div", "euclid_mod", "float_mod", "min_of", "max_of", "abs_i32",
-      "saturating_cast", "round_even", "pow2i", "exp_f32", "clamp_index", "mirror_index", "outside",
-      "domain_span", "median_key", "MedianValues", "parallel_for", "parallel_depth", "thread_count",
-      "i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7",
+      "saturating_cast", "round_even", "pow2i", "exp_f32", "exp_f32_body", "clamp_index",
+      "mirror_index", "outside", "domain_span", "median_key", "MedianValues", "parallel_for",
+      "parallel_depth", "thread_count", "i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7",
       // Macros and names of the C library an identifier must not hide.
       "NULL", "EOF", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "errno", "assert", "unix", "linux",
       "i386", "math_errhandling", "FLT_EVAL_METHOD"};
@@ -470,8 +472,30 @@ constexpr const char* kIncludes = R"(
 // names, in this order, in an anonymous namespace after the header's block.
 struct Helper {
   std::vector<std::string> names;  // what it defines
-  const char* text;
+  std::string text;
 };
+
+// A helper's text from the runtime's own source (an .inc file of
+// compiler_core/runtime/, embedded by the build): without the file's opening comment
+// (the lines above its first blank line), its macros spelled as this file needs them:
+// plain `inline`, and the rounding of round_even (right whatever the rounding mode).
+std::string runtime_text(const std::string& embedded) {
+  std::string body = embedded.substr(embedded.find("\n\n") + 2);
+  for (const auto& [marker, spelling] :
+       {std::pair<std::string, std::string>{"STIPPLE_RUNTIME_INLINE", "inline"},
+        {"STIPPLE_RUNTIME_ROUND_EVEN", "round_even"}}) {
+    for (size_t at = body.find(marker); at != std::string::npos; at = body.find(marker, at)) {
+      body.replace(at, marker.size(), spelling);
+    }
+  }
+  return body;
+}
+
+std::string exp_f32_text() {
+  return "\n// Stipple's f32 exp (compiler_core/runtime/exp_f32_body.inc, the runtime's text).\n" +
+         runtime_text(kExpF32BodyText) +
+         "inline float exp_f32(float x) { return exp_f32_body(x); }\n";
+}
 
 const std::vector<Helper>& helpers() {
   static const std::vector<Helper> list = {
@@ -558,39 +582,7 @@ inline F round_even(F x) {
   return r;
 }
 )"},
-      {{"exp_f32", "pow2i"}, R"(
-// Stipple's f32 exp (compiler_core/runtime/exp_f32.cpp, SLEEF's expf u10): a Cody-Waite
-// reduction and a degree-6 polynomial in fused multiply-adds, within 1 ulp; the same bits
-// as the evaluator and the LLVM code.
-inline float pow2i(int32_t e) {
-  const uint32_t bits = static_cast<uint32_t>(e + 127) << 23;
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-}
-inline float exp_f32(float x) {
-  if (std::isnan(x)) return x + x;
-  if (!(x > -104.0f)) return 0.0f;
-  x = x < 104.0f ? x : 104.0f;
-  const float q = round_even(x * 1.442695040888963407359924681001892137f);
-  float s = std::fma(q, -0.693145751953125f, x);
-  s = std::fma(q, -1.428606765330187045e-06f, s);
-  float u = 0.000198527617612853646278381f;
-  u = std::fma(u, s, 0.00139304355252534151077271f);
-  u = std::fma(u, s, 0.00833336077630519866943359f);
-  u = std::fma(u, s, 0.0416664853692054748535156f);
-  u = std::fma(u, s, 0.166666671633720397949219f);
-  u = std::fma(u, s, 0.5f);
-  u = 1.0f + std::fma(s * s, u, s);
-  const int32_t e = static_cast<int32_t>(q);
-  const int32_t half = e >> 1;  // floor(e / 2)
-  uint32_t bits;
-  std::memcpy(&bits, &u, sizeof u);
-  bits += static_cast<uint32_t>(half) << 23;
-  std::memcpy(&u, &bits, sizeof u);
-  return u * pow2i(e - half);
-}
-)"},
+      {{"exp_f32", "pow2i", "exp_f32_body"}, exp_f32_text()},
       {{"clamp_index"}, R"(
 // Input coordinates outside [0, extent) read the nearest edge pixel (clamp), ...
 inline int64_t clamp_index(int32_t c, int64_t extent) {
@@ -624,12 +616,7 @@ inline int64_t domain_span(int32_t lo, int32_t hi) {
   const int64_t n = static_cast<int64_t>(hi) - lo + 1;
   return n > 0 ? n : 0;
 }
-inline int64_t median_key(double v) {
-  int64_t bits;
-  std::memcpy(&bits, &v, sizeof bits);
-  return bits ^ static_cast<int64_t>(static_cast<uint64_t>(bits >> 63) >> 1);
-}
-class MedianValues {
+)" + runtime_text(kMedianKeyText) + R"(class MedianValues {
  public:
   MedianValues() = default;
   MedianValues(const MedianValues&) = delete;

@@ -126,11 +126,57 @@ class Hoist : public IRMutator {
   NameGen& names_;
 };
 
+// Every name a statement uses or binds, so that the names the pass makes are new.
+class Names : public IRVisitor {
+ public:
+  std::set<std::string> names;
+
+  using IRVisitor::visit;
+  void visit(const Variable* op) override { names.insert(op->name); }
+  void visit(const Let* op) override {
+    names.insert(op->name);
+    IRVisitor::visit(op);
+  }
+  void visit(const Reduce* op) override {
+    for (const ReductionVariable& rv : op->domain) names.insert(rv.name);
+    IRVisitor::visit(op);
+  }
+  void visit(const LetStmt* op) override {
+    names.insert(op->name);
+    IRVisitor::visit(op);
+  }
+  void visit(const For* op) override {
+    names.insert(op->name);
+    IRVisitor::visit(op);
+  }
+};
+
+// Applies Hoist to each expression of a statement (Hoist descends into it itself).
+class HoistInStmt : public IRMutator {
+ public:
+  explicit HoistInStmt(NameGen& names) : hoist_(names) {}
+
+  using IRMutator::mutate;
+  Expr mutate(const Expr& e) override { return e.defined() ? hoist_.mutate(e) : e; }
+
+ private:
+  Hoist hoist_;
+};
+
 }  // namespace
 
 Expr hoist_invariant_reductions(const Expr& e, NameGen& names) {
   Hoist hoist(names);
   return hoist.mutate(e);
+}
+
+Stmt hoist_invariant_reductions(const Stmt& s) {
+  Names used;
+  s.accept(&used);
+  NameGen names;
+  names.avoid(std::move(used.names));
+  HoistInStmt pass(names);
+  return pass.mutate(s);
 }
 
 }  // namespace stipple::lowering

@@ -22,4 +22,11 @@ namespace stipple::lowering {
 /// `hoisted$n`, around that Reduce. Names in `e` must be unique (inline_and_qualify).
 Expr hoist_invariant_reductions(const Expr& e, NameGen& names);
 
+/// The lowering pass: every expression of `s` (in practice the stores' values, where
+/// inlining put the reductions) as above, with `hoisted$n` names fresh in `s`. It runs
+/// on the whole statement after schedule_functions; bounds inference there sees the same
+/// calls at the same argument intervals either way, as a hoisted expression uses none of
+/// the variables of the reduction it leaves.
+Stmt hoist_invariant_reductions(const Stmt& s);
+
 }  // namespace stipple::lowering

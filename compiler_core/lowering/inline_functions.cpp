@@ -9,7 +9,11 @@
 namespace stipple::lowering {
 
 std::string NameGen::fresh(const std::string& base) {
-  return base + "$" + std::to_string(++counters_[base]);
+  std::string name;
+  do {
+    name = base + "$" + std::to_string(++counters_[base]);
+  } while (taken_.count(name));
+  return name;
 }
 
 namespace {

@@ -11,6 +11,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
 
 #include "compiler_core/ir/pipeline.h"
 
@@ -20,9 +21,12 @@ namespace stipple::lowering {
 class NameGen {
  public:
   std::string fresh(const std::string& base);
+  /// Names that fresh() never returns: those already in a statement a pass adds to.
+  void avoid(std::set<std::string> names) { taken_ = std::move(names); }
 
  private:
   std::map<std::string, int> counters_;
+  std::set<std::string> taken_;
 };
 
 /// Renames variables of `e` (free ones by `renames`, bound ones freshly) and replaces

@@ -1,10 +1,12 @@
-// The lowering driver: a plain list of passes, and running the result.
+// The lowering driver: a plain list of passes.
 #include "compiler_core/lowering/lower.h"
 
-#include <new>
+#include <cstdlib>
+#include <iostream>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/lowering/hoist_invariant_reductions.h"
 #include "compiler_core/lowering/schedule_functions.h"
 #include "compiler_core/lowering/simplify_modulo.h"
 #include "compiler_core/lowering/sliding_window.h"
@@ -15,7 +17,31 @@
 
 namespace stipple {
 
-codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approximated) {
+namespace {
+
+// STIPPLE_DUMP_PASSES=1 (any value but 0) dumps every pass to stderr.
+bool dump_passes_from_environment() {
+  const char* v = std::getenv("STIPPLE_DUMP_PASSES");
+  return v && *v && std::string(v) != "0";
+}
+
+}  // namespace
+
+PassObserver print_passes(std::ostream& os) {
+  return [&os](const std::string& pass, const std::string& ir) {
+    os << "== " << pass << " ==\n" << ir;
+    if (!ir.empty() && ir.back() != '\n') os << '\n';
+  };
+}
+
+LoweredFunction lower(const Pipeline& original, const Schedule& approximated,
+                      const PassObserver& after_pass) {
+  PassObserver observe = after_pass;
+  if (!observe && dump_passes_from_environment()) observe = print_passes(std::cerr);
+  auto log = [&](const char* pass, const Stmt& s) {
+    if (observe) observe(pass, to_string(s));
+  };
+
   // Approximations first: everything below sees an ordinary pipeline and schedule.
   perforation::PerforatedPipeline perforated =
       perforation::apply_perforation(original, approximated);
@@ -30,14 +56,27 @@ codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approxi
                       e.what());
     }
   }
+  if (observe) observe("apply_perforation", to_string(p));
   const Func* out = p.find_func(p.output.func);
   STIPPLE_INTERNAL_CHECK(out, "no output func '" + p.output.func + "'");
-  codegen::LoweredFunction f;
-  f.name = p.name;
-  // Inlining and bounds inference run inside schedule_functions, per stage and level.
+
+  // Inlining, bounds inference and CSE run inside schedule_functions, per stage and level
+  // (schedule_functions.h says why).
   Stmt body = lowering::schedule_functions(p, s);
+  log("schedule_functions", body);
+  body = lowering::hoist_invariant_reductions(body);
+  log("hoist_invariant_reductions", body);
   lowering::SlidingResult slid = lowering::sliding_window(body, p);
-  f.body = lowering::simplify_modulo(lowering::storage_folding(slid.stmt, slid.slid));
+  body = slid.stmt;
+  log("sliding_window", body);
+  body = lowering::storage_folding(body, slid.slid);
+  log("storage_folding", body);
+  body = lowering::simplify_modulo(body);
+  log("simplify_modulo", body);
+
+  LoweredFunction f;
+  f.name = p.name;
+  f.body = body;
   f.inputs = p.inputs;
   f.params = p.params;
   f.buffers.push_back({out->name, out->type, static_cast<int>(out->args.size())});
@@ -46,32 +85,6 @@ codegen::LoweredFunction lower(const Pipeline& original, const Schedule& approxi
 
 std::string lowered_text(const Pipeline& p, const Schedule& s) {
   return to_string(lower(p, s).body);
-}
-
-Buffer run_lowered(const codegen::CompiledFunction& fn, const codegen::LoweredFunction& f,
-                   const Pipeline& p, const std::map<std::string, Buffer>& inputs,
-                   const std::map<std::string, double>& params,
-                   const std::vector<int64_t>& extents) {
-  std::vector<codegen::BufferDescriptor> descriptors;
-  for (const InputDecl& in : f.inputs) {
-    auto it = inputs.find(in.name);
-    if (it == inputs.end()) throw UserError("missing input '" + in.name + "'");
-    descriptors.push_back(codegen::describe(it->second));
-  }
-  const Func* out = p.find_func(p.output.func);
-  Buffer result(out->type.code, extents);
-  descriptors.push_back(codegen::describe(result));
-  std::vector<double> values;
-  for (const ParamDecl& pd : f.params) {
-    auto it = params.find(pd.name);
-    values.push_back(it == params.end() ? pd.default_value : it->second);
-  }
-  int32_t rc = fn(descriptors.data(), values.data());
-  // An allocation of the generated code failed: the same failure as a new that fails, so
-  // that callers (the evaluator records "out_of_memory") handle both alike.
-  if (rc == codegen::kErrorOutOfMemory) throw std::bad_alloc();
-  STIPPLE_INTERNAL_CHECK(rc == 0, "generated code returned " + std::to_string(rc));
-  return result;
 }
 
 }  // namespace stipple

@@ -3,41 +3,39 @@
 // evaluator computes.
 //
 //   LoweredFunction f = lower(pipeline, schedule);    // check_schedule(schedule) first
-//   auto fn = jit->compile(f);
-//   Buffer out = run_lowered(*fn, f, pipeline, inputs, params, extents);
+//   auto fn = jit->compile(f);                        // codegen/jit.h
+//   Buffer out = run_lowered(*fn, f, pipeline, inputs, params, extents);  // codegen/run_lowered.h
 //
 // The generated function computes the output func over the box of the buffer passed for
 // it (its mins and extents), as evaluate_pipeline_region does.
 #pragma once
 
+#include <functional>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
-#include "compiler_core/codegen/codegen_llvm.h"
-#include "compiler_core/codegen/jit.h"
+#include "compiler_core/ir/lowered_function.h"
 #include "compiler_core/ir/pipeline.h"
-#include "compiler_core/runtime/buffer.h"
 #include "compiler_core/schedule/schedule.h"
 
 namespace stipple {
 
-/// Lowers `p` under `s` (which check_schedule must have accepted). The passes, in order:
-/// inlining and qualification of definitions, loop nests of every stage with compute and
-/// store levels, bounds inference, sliding windows, storage folding. Throws UserError when bounds
-/// cannot be inferred.
-codegen::LoweredFunction lower(const Pipeline& p, const Schedule& s);
+/// Called after each pass of lower() with the pass's name and what it produced, printed
+/// (the pipeline after apply_perforation, the loop nest after the others).
+using PassObserver = std::function<void(const std::string& pass, const std::string& ir)>;
+
+/// Lowers `p` under `s` (which check_schedule must have accepted). The passes are listed in
+/// lower.cpp, in order; `after_pass`, when given, sees the IR after each of them. Without
+/// it, the environment variable STIPPLE_DUMP_PASSES=1 prints the same to stderr. Throws
+/// UserError when bounds cannot be inferred.
+LoweredFunction lower(const Pipeline& p, const Schedule& s, const PassObserver& after_pass = {});
+
+/// Prints each pass's name as a header line `== <pass> ==` and then its IR, to `os`.
+PassObserver print_passes(std::ostream& os);
 
 /// The lowered loop nest as indented text (for `stipple lower`).
 std::string lowered_text(const Pipeline& p, const Schedule& s);
-
-/// Runs compiled code: allocates the output over [0, extents) (mins 0), passes the
-/// inputs (by name, as for evaluate_pipeline) and params (by name; defaults for the
-/// others). Throws UserError for a missing input, std::bad_alloc when an allocation of
-/// the generated code fails, and InternalError on another nonzero return.
-Buffer run_lowered(const codegen::CompiledFunction& fn, const codegen::LoweredFunction& f,
-                   const Pipeline& p, const std::map<std::string, Buffer>& inputs,
-                   const std::map<std::string, double>& params,
-                   const std::vector<int64_t>& extents);
 
 }  // namespace stipple

@@ -24,7 +24,6 @@
 #include "compiler_core/language/source.h"
 #include "compiler_core/lowering/bounds_inference.h"
 #include "compiler_core/lowering/cse.h"
-#include "compiler_core/lowering/hoist_invariant_reductions.h"
 #include "compiler_core/lowering/inline_functions.h"
 #include "compiler_core/lowering/lowering_names.h"
 #include "compiler_core/schedule/schedule_loops.h"
@@ -257,8 +256,7 @@ class Lowerer {
           range[u] = {cmin(d), cextent(d)};
           st.lhs.push_back(var(u));
         }
-        st.value = hoist_invariant_reductions(
-            inline_and_qualify(f.value, p_, inlined_, renames, names_), names_);
+        st.value = inline_and_qualify(f.value, p_, inlined_, renames, names_);
       } else {
         const UpdateDef& u = f.updates[k - 1];
         for (size_t d = 0; d < u.args.size(); ++d) {
@@ -286,8 +284,7 @@ class Lowerer {
         for (const Expr& a : u.args) {
           st.lhs.push_back(inline_and_qualify(a, p_, inlined_, renames, names_));
         }
-        st.value = hoist_invariant_reductions(
-            inline_and_qualify(u.value, p_, inlined_, renames, names_), names_);
+        st.value = inline_and_qualify(u.value, p_, inlined_, renames, names_);
       }
       // Splits, in order: the old variable becomes a value computed from the new loops.
       struct Split {

@@ -190,6 +190,26 @@ TEST_F(Cli, LowerPrintsTheLoopNest) {
   EXPECT_NE(llvm.output.find("define"), std::string::npos);
 }
 
+// Every lowering pass prints under its name, in lower.cpp's order, and the last one's
+// loop nest is the one `stipple lower` prints.
+TEST_F(Cli, LowerDumpsEveryPass) {
+  std::string args = source("datasets/pipelines/local_laplacian.stp") + " --schedule " +
+                     source("datasets/pipelines/local_laplacian.sched");
+  Result r = run("lower " + args + " --dump-passes");
+  ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 500);
+  size_t at = 0;
+  for (const char* pass : {"apply_perforation", "schedule_functions", "hoist_invariant_reductions",
+                           "sliding_window", "storage_folding", "simplify_modulo"}) {
+    size_t next = r.output.find(std::string("== ") + pass + " ==\n", at);
+    ASSERT_NE(next, std::string::npos) << pass;
+    at = next;
+  }
+  Result plain = run("lower " + args);
+  ASSERT_EQ(plain.exit_code, 0) << plain.output.substr(0, 500);
+  std::string last = r.output.substr(r.output.find('\n', at) + 1);
+  EXPECT_EQ(last, plain.output);
+}
+
 TEST_F(Cli, BadSchedulesExitTwoWithALocation) {
   std::string stp = source("datasets/pipelines/blur3x3.stp");
   std::string photo = source("datasets/fixtures/natural-low-64x48.png");

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <random>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
@@ -162,7 +163,7 @@ TEST(Genome, DecodedExactSchedulesComputeTheReferenceOutput) {
   auto jit = codegen::JitCompiler::create();
   for (int i = 0; i < 8; ++i) {
     Decoded d = space.decode(space.random_genome(rng));
-    codegen::LoweredFunction f = lower(p, d.schedule);
+    LoweredFunction f = lower(p, d.schedule);
     auto fn = jit->compile(f);
     Buffer out = run_lowered(*fn, f, p, inputs, {}, extents);
     ASSERT_EQ(out.size_in_bytes(), reference.size_in_bytes());

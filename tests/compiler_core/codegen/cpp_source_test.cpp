@@ -58,8 +58,6 @@ namespace {
 namespace fs = std::filesystem;
 using codegen::AotOptions;
 using codegen::BufferDescriptor;
-using codegen::ExternalBuffer;
-using codegen::LoweredFunction;
 using testing_cli::Result;
 using testing_cli::shell;
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "compiler_core/codegen/jit.h"
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -40,7 +41,7 @@ inline Result run_both(const std::string& source, const std::string& schedule,
                        const std::map<std::string, double>& params = {}) {
   Pipeline p = compile_pipeline(source, "test.stp");
   Schedule s = compile_schedule(schedule, "test.sched", p);
-  codegen::LoweredFunction f = lower(p, s);
+  LoweredFunction f = lower(p, s);
   auto jit = codegen::JitCompiler::create();
   auto fn = jit->compile(f);
   Result r;

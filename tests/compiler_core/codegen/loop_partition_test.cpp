@@ -127,10 +127,10 @@ TEST(LoopPartition, ACallNodeSharedWithAnUnanalysedPlaceStaysChecked) {
   Expr shared = input(Float32(), "in", {var("x") + var("u")});
   Expr value = Let::make("u", irb::i32(1), shared) +
                Let::make("u", var("x") * var("x") % irb::i32(7) - irb::i32(3), shared);
-  codegen::LoweredFunction f;
+  LoweredFunction f;
   f.name = "shared";
   f.inputs = {make_input("in", Float32(), {"x"}, BoundaryKind::Constant, -3)};
-  f.buffers = {codegen::ExternalBuffer{"out", Float32(), 1}};
+  f.buffers = {ExternalBuffer{"out", Float32(), 1}};
   f.body = For::make("x", var("out.min.0"), var("out.extent.0"), ForType::Serial,
                      Provide::make("out", value, {var("x")}));
   auto jit = codegen::JitCompiler::create();

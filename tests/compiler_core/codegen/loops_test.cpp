@@ -21,9 +21,7 @@ namespace {
 
 using namespace irb;
 using codegen::BufferDescriptor;
-using codegen::ExternalBuffer;
 using codegen::JitCompiler;
-using codegen::LoweredFunction;
 
 JitCompiler& jit() {
   static std::unique_ptr<JitCompiler> j = JitCompiler::create();

@@ -23,9 +23,7 @@ namespace {
 
 using namespace irb;
 using codegen::BufferDescriptor;
-using codegen::ExternalBuffer;
 using codegen::JitCompiler;
-using codegen::LoweredFunction;
 using testing_codegen::ExprGen;
 using testing_codegen::kNumeric;
 using testing_codegen::same_value;

@@ -46,7 +46,7 @@ struct Tally {
 TEST(VectorExpExhaustive, EveryFloatMatchesExpF32AndIsWithinOneUlp) {
   Pipeline p = compile_pipeline(
       "pipeline e\ninput in : f32[x]\nfunc out(x) = exp(in(x))\noutput out\n", "e.stp");
-  codegen::LoweredFunction f = lower(p, compile_schedule("out.vectorize(x, 16)", "e.sched", p));
+  LoweredFunction f = lower(p, compile_schedule("out.vectorize(x, 16)", "e.sched", p));
   auto jit = codegen::JitCompiler::create();
   auto fn = jit->compile(f);
   constexpr int64_t kChunk = int64_t{1} << 24;

@@ -14,6 +14,7 @@
 #include <regex>
 
 #include "compiler_core/codegen/jit.h"
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -305,7 +306,7 @@ TEST(StreamingStores, LargeOutputsAreWrittenCompletelyWithAndWithoutAlignedRows)
     float* src = in.data_as<float>();
     for (int64_t i = 0; i < width * height; ++i) src[i] = static_cast<float>(i % 1021) * 0.25f;
     for (const char* sched : {"out.vectorize(x, 16)", "out.vectorize(x, 64).parallel(y)"}) {
-      codegen::LoweredFunction f = lower(p, compile_schedule(sched, "s.sched", p));
+      LoweredFunction f = lower(p, compile_schedule(sched, "s.sched", p));
       auto jit = codegen::JitCompiler::create();
       auto fn = jit->compile(f);
       const std::string ir = jit->llvm_ir(f, false);
@@ -327,7 +328,7 @@ TEST(StreamingStores, LargeOutputsAreWrittenCompletelyWithAndWithoutAlignedRows)
   // Vectors narrower than a cache line never stream: no such store and no fence to pay.
   Pipeline p = compile_pipeline(
       "pipeline s\ninput in : f32[x, y]\nfunc out(x, y) = in(x, y) * 2\noutput out\n", "s.stp");
-  codegen::LoweredFunction f = lower(p, compile_schedule("out.vectorize(x, 4)", "s.sched", p));
+  LoweredFunction f = lower(p, compile_schedule("out.vectorize(x, 4)", "s.sched", p));
   const std::string ir = codegen::JitCompiler::create()->llvm_ir(f, false);
   EXPECT_EQ(ir.find("!nontemporal"), std::string::npos);
   EXPECT_EQ(ir.find("fence"), std::string::npos);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/ir/error.h"
@@ -66,7 +67,7 @@ struct Case {
 
   /// "" when the lowered code matches the reference; otherwise what differs.
   std::string check(codegen::JitCompiler& jit, const Schedule& s) const {
-    codegen::LoweredFunction f = lower(pipeline, s);
+    LoweredFunction f = lower(pipeline, s);
     auto t0 = std::chrono::steady_clock::now();
     auto fn = jit.compile(f);
     auto t1 = std::chrono::steady_clock::now();

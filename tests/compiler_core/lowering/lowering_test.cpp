@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
@@ -104,7 +105,7 @@ TEST(Lowering, UnboundedScatterSkipsStoresOutsideTheBox) {
   for (const char* text : {"", "h.compute_at(out, y)", "out.parallel(y)"}) {
     SCOPED_TRACE(text);
     Schedule s = compile_schedule(text, "s", p);
-    codegen::LoweredFunction f = lower(p, s);
+    LoweredFunction f = lower(p, s);
     auto fn = jit->compile(f);
     Buffer got = run_lowered(*fn, f, p, inputs, {}, {16, 12});
     ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
@@ -133,7 +134,7 @@ TEST(Lowering, OutputWithUpdatesMatchesEvaluator) {
   for (const char* text : {"", "out.update(0).parallel(y).split(r, ro, ri, 4)"}) {
     SCOPED_TRACE(text);
     Schedule s = compile_schedule(text, "s", p);
-    codegen::LoweredFunction f = lower(p, s);
+    LoweredFunction f = lower(p, s);
     auto fn = jit->compile(f);
     Buffer got = run_lowered(*fn, f, p, inputs, {}, {13, 6});
     ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
@@ -164,7 +165,7 @@ TEST(Lowering, InvariantInnerReductionsAreHoisted) {
   for (const char* text : {"", "out.vectorize(x, 8).parallel(y)"}) {
     SCOPED_TRACE(text);
     Schedule s = compile_schedule(text, "s", p);
-    codegen::LoweredFunction f = lower(p, s);
+    LoweredFunction f = lower(p, s);
     const std::string nest = to_string(f.body);
     // s is bound once, outside the sum over i; t (read at x + i) stays inside it.
     const size_t hoisted = nest.find("let hoisted$");

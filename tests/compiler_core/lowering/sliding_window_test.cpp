@@ -176,7 +176,7 @@ class SkeletonRunner {
 SkeletonRunner run_skeleton(const Pipeline& p, const std::string& text,
                             const std::vector<int64_t>& out_extents) {
   Schedule s = compile_schedule(text, "test.sched", p);
-  codegen::LoweredFunction f = lower(p, s);
+  LoweredFunction f = lower(p, s);
   SkeletonRunner r;
   for (size_t d = 0; d < out_extents.size(); ++d) {
     r.env[p.output.func + ".min." + std::to_string(d)] = 0;

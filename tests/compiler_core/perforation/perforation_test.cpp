@@ -45,7 +45,7 @@ Variant run_variant(codegen::JitCompiler& jit, const Case& c, const std::string&
   Schedule s = compile_schedule(schedule_text, "<test>", c.pipeline);
   Variant v;
   v.evaluated = evaluate_pipeline(apply_perforation(c.pipeline, s, options).pipeline, c.inputs);
-  codegen::LoweredFunction f = lower(c.pipeline, s);
+  LoweredFunction f = lower(c.pipeline, s);
   auto fn = jit.compile(f);
   v.compiled = run_lowered(*fn, f, c.pipeline, c.inputs, {}, c.extents);
   return v;
@@ -281,7 +281,7 @@ output out
   auto jit = codegen::JitCompiler::create();
   for (const Pipeline* p : {&round_trip, &to_yuv}) {
     Buffer evaluated = evaluate_pipeline(*p, c.inputs);
-    codegen::LoweredFunction f = lower(*p, Schedule{});
+    LoweredFunction f = lower(*p, Schedule{});
     auto fn = jit->compile(f);
     Buffer compiled = run_lowered(*fn, f, *p, c.inputs, {}, c.extents);
     EXPECT_TRUE(same_bytes(evaluated, compiled));
@@ -372,13 +372,13 @@ TEST(Perforation, TwoPassBlurGridScheduleErrorIsSmall) {
         read_image(std::string(STIPPLE_SOURCE_DIR) + "/datasets/fixtures/" + fixture), p.inputs[0],
         fixture);
     Schedule s = compile_schedule(text, "<test>", p);
-    codegen::LoweredFunction exact_f = lower(
+    LoweredFunction exact_f = lower(
         p,
         compile_schedule("k.compute_root()\nnorm.compute_root()\nA.compute_root()", "<exact>", p));
     auto exact_fn = jit->compile(exact_f);
     std::vector<int64_t> extents{inputs["in"].extent(0), inputs["in"].extent(1), 3};
     Buffer exact = run_lowered(*exact_fn, exact_f, p, inputs, {}, extents);
-    codegen::LoweredFunction f = lower(p, s);
+    LoweredFunction f = lower(p, s);
     auto fn = jit->compile(f);
     Buffer got = run_lowered(*fn, f, p, inputs, {}, extents);
     double de = mean_delta_e(got, exact);
@@ -436,7 +436,7 @@ TEST(Perforation, CongruenceSimplificationInTheLoopNest) {
     // Lowering without the pass: the evaluator's pipeline compiled.
     Schedule sched = compile_schedule(text, "<test>", *pipeline);
     PerforatedPipeline plain = apply_perforation(*pipeline, sched, {.congruence = false});
-    codegen::LoweredFunction f = lower(plain.pipeline, plain.schedule);
+    LoweredFunction f = lower(plain.pipeline, plain.schedule);
     auto fn = jit->compile(f);
     EXPECT_TRUE(
         same_bytes(run_lowered(*fn, f, plain.pipeline, c.inputs, {}, c.extents), a.compiled));
@@ -603,7 +603,7 @@ void run_random_perforations(int per_pipeline, uint64_t seed, bool paper_pipelin
       ++done;
       SCOPED_TRACE(c.pipeline.name + " under\n" + print_schedule(s, c.pipeline));
       Buffer evaluated = evaluate_pipeline(apply_perforation(c.pipeline, s).pipeline, c.inputs);
-      codegen::LoweredFunction f = lower(c.pipeline, s);
+      LoweredFunction f = lower(c.pipeline, s);
       auto fn = jit->compile(f);
       Buffer compiled = run_lowered(*fn, f, c.pipeline, c.inputs, {}, c.extents);
       ASSERT_TRUE(same_bytes(evaluated, compiled));

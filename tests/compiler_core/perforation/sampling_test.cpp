@@ -9,6 +9,7 @@
 #include <set>
 #include <utility>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
@@ -65,7 +66,7 @@ Buffer compute_func(const Image& im, const std::string& schedule, const std::str
   t.funcs[name].compute.reset();
   t.funcs[name].store.reset();
   if (t.funcs[name].stages.empty() && !t.funcs[name].compute) t.funcs.erase(name);
-  codegen::LoweredFunction f = lower(q, t);
+  LoweredFunction f = lower(q, t);
   auto jit = codegen::JitCompiler::create();
   auto fn = jit->compile(f);
   return run_lowered(*fn, f, q, im.inputs, {}, {im.width, im.height});
@@ -201,7 +202,7 @@ output out
     prefix = sampling.rfind("importance", 0) == 0 ? "out$importance$" : "out$adaptive$";
     mask = compute_func(im, schedule, prefix + "mask");
     Schedule s = compile_schedule(schedule, "<test>", im.pipeline);
-    codegen::LoweredFunction f = lower(im.pipeline, s);
+    LoweredFunction f = lower(im.pipeline, s);
     auto jit = codegen::JitCompiler::create();
     auto fn = jit->compile(f);
     got = run_lowered(*fn, f, im.pipeline, im.inputs, {}, {im.width, im.height, 3});

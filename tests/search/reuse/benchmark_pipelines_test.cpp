@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
@@ -121,10 +122,10 @@ std::string run_and_compare(const Pipeline& p, const Schedule& s, const std::str
   for (const InputDecl& in : p.inputs) inputs[in.name] = input_for(in, photo);
   std::vector<int64_t> extents = output_extents(p, inputs);
   auto jit = codegen::JitCompiler::create();
-  codegen::LoweredFunction exact =
+  LoweredFunction exact =
       lower(p, load_schedule_file(source_path("datasets/pipelines/" + p.name + ".sched"), p));
   Buffer expected = run_lowered(*jit->compile(exact), exact, p, inputs, {}, extents);
-  codegen::LoweredFunction f = lower(p, s);
+  LoweredFunction f = lower(p, s);
   auto fn = jit->compile(f);
   Buffer got = run_lowered(*fn, f, p, inputs, {}, extents);
   if (got.size_in_bytes() != expected.size_in_bytes()) return "output sizes differ";

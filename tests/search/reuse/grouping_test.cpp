@@ -10,6 +10,7 @@
 #include <random>
 #include <string>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -65,7 +66,7 @@ TEST(Grouping, FitsWithoutSplittingOnALargeCache) {
 void expect_exact(const Pipeline& p, const Schedule& s) {
   InputImages inputs{{"in", random_image(256, 192, 3)}};
   Buffer expected = evaluate_pipeline(p, inputs);
-  codegen::LoweredFunction f = lower(p, s);
+  LoweredFunction f = lower(p, s);
   auto jit = codegen::JitCompiler::create();
   auto fn = jit->compile(f);
   Buffer got = run_lowered(*fn, f, p, inputs, {}, {256, 192});

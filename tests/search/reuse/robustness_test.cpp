@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -57,7 +58,7 @@ void expect_exact(const Pipeline& p, const Schedule& s, const InputImages& input
   Buffer expected = evaluate_pipeline(p, inputs);
   std::vector<int64_t> extents;
   for (int d = 0; d < expected.dimensions(); ++d) extents.push_back(expected.extent(d));
-  codegen::LoweredFunction f = lower(p, s);
+  LoweredFunction f = lower(p, s);
   auto jit = codegen::JitCompiler::create();
   auto fn = jit->compile(f);
   Buffer got = run_lowered(*fn, f, p, inputs, {}, extents);

@@ -1,0 +1,62 @@
+// The back-end registry: the one list of back ends (backend.h).
+#include "compiler_core/codegen/backend.h"
+
+#include <algorithm>
+
+#include "compiler_core/ir/error.h"
+
+namespace stipple::codegen {
+
+std::string Backend::unsupported(const BackendRequest& request) const {
+  for (EmitKind k : request.kinds) {
+    if (std::find(kinds().begin(), kinds().end(), k) == kinds().end()) {
+      return "the " + std::string(name()) + " back end does not write " +
+             std::string(emit_kind_name(k)) + " files";
+    }
+  }
+  if (request.callable && !makes_callables()) {
+    return "the " + std::string(name()) + " back end makes no code to call in this process";
+  }
+  return unsupported_target(request.options.target);
+}
+
+const std::vector<const Backend*>& backends() {
+  // Registration: one line per back end. Owned here for the life of the process.
+  static const std::vector<std::unique_ptr<Backend>> owned = [] {
+    std::vector<std::unique_ptr<Backend>> v;
+    v.push_back(new_llvm_cpu_backend());
+    v.push_back(new_cpp_source_backend());
+    return v;
+  }();
+  static const std::vector<const Backend*> list = [] {
+    std::vector<const Backend*> v;
+    for (const std::unique_ptr<Backend>& b : owned) v.push_back(b.get());
+    return v;
+  }();
+  return list;
+}
+
+const Backend* find_backend(std::string_view name) {
+  for (const Backend* b : backends()) {
+    if (b->name() == name) return b;
+  }
+  return nullptr;
+}
+
+const Backend& backend_for(EmitKind kind) {
+  for (const Backend* b : backends()) {
+    if (std::find(b->kinds().begin(), b->kinds().end(), kind) != b->kinds().end()) return *b;
+  }
+  throw UserError("no back end writes " + std::string(emit_kind_name(kind)) + " files");
+}
+
+std::vector<std::string> emit_kind_names() {
+  std::vector<EmitKind> all;
+  for (const Backend* b : backends()) all.insert(all.end(), b->kinds().begin(), b->kinds().end());
+  std::sort(all.begin(), all.end());
+  std::vector<std::string> names;
+  for (EmitKind k : all) names.emplace_back(emit_kind_name(k));
+  return names;
+}
+
+}  // namespace stipple::codegen

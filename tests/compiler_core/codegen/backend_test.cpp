@@ -1,0 +1,95 @@
+// The back-end interface (backend.h): the registry, each back end's files equal to what
+// its generator writes directly, callables, and targets or kinds a back end cannot serve
+// reported as values.
+#include "compiler_core/codegen/backend.h"
+
+#include <gtest/gtest.h>
+
+#include "compiler_core/codegen/cpp_source.h"
+#include "compiler_core/codegen/run_lowered.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/runtime/buffer.h"
+#include "compiler_core/schedule/schedule_checker.h"
+
+namespace stipple::codegen {
+namespace {
+
+constexpr const char* kProgram = R"(pipeline small
+input  img : u8[x, y]  mirror
+func blur(x, y) = (f32(img(x - 1, y)) + f32(img(x, y)) + f32(img(x + 1, y))) / 3
+output blur size(img.width, img.height)
+)";
+
+struct Fixture {
+  Pipeline p = compile_pipeline(kProgram, "small.stp");
+  LoweredFunction f = lower(p, compile_schedule("blur.vectorize(x, 8)\n", "small.sched", p));
+};
+
+BackendRequest request(std::vector<EmitKind> kinds, const std::string& target = "host") {
+  BackendRequest r;
+  r.kinds = std::move(kinds);
+  r.options.symbol = "small";
+  r.options.target = target;
+  r.options.output_name = "blur";
+  return r;
+}
+
+TEST(Backend, RegisteredOnceAndFoundByNameAndKind) {
+  ASSERT_EQ(backends().size(), 2u);
+  ASSERT_NE(find_backend("llvm-cpu"), nullptr);
+  ASSERT_NE(find_backend("cpp-source"), nullptr);
+  EXPECT_EQ(find_backend("cuda"), nullptr);
+  EXPECT_EQ(&backend_for(EmitKind::Object), find_backend("llvm-cpu"));
+  EXPECT_EQ(&backend_for(EmitKind::Header), find_backend("llvm-cpu"));
+  EXPECT_EQ(&backend_for(EmitKind::CppSource), find_backend("cpp-source"));
+  EXPECT_EQ(emit_kind_names(), (std::vector<std::string>{"obj", "asm", "llvm", "header", "cpp"}));
+}
+
+TEST(Backend, FilesAreTheGeneratorsOwn) {
+  Fixture x;
+  BackendRequest llvm = request({EmitKind::LlvmIr, EmitKind::Header}, "x86-64-v3");
+  BackendResult r = find_backend("llvm-cpu")->compile(x.f, llvm);
+  ASSERT_TRUE(r.ok()) << r.unsupported;
+  EXPECT_EQ(r.artefact->files, compile_ahead_of_time(x.f, llvm.kinds, llvm.options));
+  EXPECT_EQ(r.artefact->callable, nullptr);
+
+  BackendRequest cpp = request({EmitKind::CppSource}, "aarch64");
+  BackendResult c = find_backend("cpp-source")->compile(x.f, cpp);
+  ASSERT_TRUE(c.ok()) << c.unsupported;
+  EXPECT_EQ(c.artefact->files.at(EmitKind::CppSource), cpp_source(x.f, cpp.options));
+}
+
+TEST(Backend, TheLlvmCpuBackEndMakesCallables) {
+  Fixture x;
+  BackendRequest req = request({});
+  req.callable = true;
+  BackendResult r = find_backend("llvm-cpu")->compile(x.f, req);
+  ASSERT_TRUE(r.ok()) << r.unsupported;
+  ASSERT_NE(r.artefact->callable, nullptr);
+  Buffer img(ScalarType::UInt8, {16, 4});
+  Buffer out = run_lowered(*r.artefact->callable, x.f, x.p, {{"img", img}}, {}, {16, 4});
+  EXPECT_EQ(out.dimensions(), 2);
+  EXPECT_EQ(out.extent(0), 16);
+}
+
+TEST(Backend, WhatABackEndCannotServeIsAValueWithAReason) {
+  Fixture x;
+  BackendResult target = find_backend("llvm-cpu")->compile(x.f, request({EmitKind::Object}, "vax"));
+  EXPECT_FALSE(target.ok());
+  EXPECT_NE(target.unsupported.find("no target 'vax'"), std::string::npos) << target.unsupported;
+
+  BackendResult kind = find_backend("cpp-source")->compile(x.f, request({EmitKind::Object}));
+  EXPECT_FALSE(kind.ok());
+  EXPECT_NE(kind.unsupported.find("does not write obj"), std::string::npos) << kind.unsupported;
+
+  BackendRequest callable = request({}, "aarch64");
+  callable.callable = true;
+  EXPECT_FALSE(find_backend("llvm-cpu")->compile(x.f, callable).ok());
+  callable.options.target = "host";
+  EXPECT_FALSE(find_backend("cpp-source")->compile(x.f, callable).ok());
+}
+
+}  // namespace
+}  // namespace stipple::codegen
