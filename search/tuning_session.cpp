@@ -269,7 +269,7 @@ void TuningSession::run(const ProgressCallback& report) {
     throw UserError("the baseline schedule " +
                     (options_.baseline_schedule.empty() ? std::string("(the default)")
                                                         : options_.baseline_schedule) +
-                    " failed: " + baseline.status + ": " + baseline.reason);
+                    " failed: " + to_string(baseline.status) + ": " + baseline.reason);
   }
   db_.set_run_baseline(run_id_, baseline.id);
   progress_.baseline_ms = baseline.time_ms;
