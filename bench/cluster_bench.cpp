@@ -350,7 +350,8 @@ void latency_bench(int reps, int runs, int threads) {
     const std::vector<workers::EvaluationResult> r = evaluate();
     const double ms = seconds_since(t0) * 1e3;
     if (!r.at(0).ok())
-      throw std::runtime_error(std::string(what) + ": " + r[0].status + " " + r[0].reason);
+      throw std::runtime_error(std::string(what) + ": " + to_string(r[0].status) + " " +
+                               r[0].reason);
     return Timing{ms, ms - r[0].compile_ms};
   };
   // One remote job, as a new run (a new job id).

@@ -12,6 +12,7 @@
 #include "client/photo_args.h"
 #include "client/progress_printer.h"
 #include "compiler_core/ir/error.h"
+#include "search/strategy_registry.h"
 
 namespace stipple::cli {
 
@@ -85,8 +86,8 @@ CommandRunner add_submit_command(CLI::App& app) {
                   "instead of sending photos")
       ->excludes(images)
       ->excludes(test_images);
-  cmd->add_option("--strategy", opt->spec.strategy, "portfolio, genetic, hill or reuse")
-      ->check(CLI::IsMember({"portfolio", "genetic", "hill", "reuse"}))
+  cmd->add_option("--strategy", opt->spec.strategy, search::strategy_help())
+      ->check(CLI::IsMember(search::strategy_names()))
       ->capture_default_str();
   cmd->add_option("--budget", opt->spec.budget, "evaluations on the training photos")
       ->check(CLI::Range(int64_t(1), int64_t(1) << 40))

@@ -1,4 +1,4 @@
-// `stipple tune FILE.stp [--images PATH]... [--strategy portfolio|genetic|hill|reuse]
+// `stipple tune FILE.stp [--images PATH]... [--strategy NAME (search/strategy_registry.h)]
 // [--budget N | --time S] [--db PATH] [--seed N]`: searches schedules and approximations of
 // a pipeline on this machine (search/tuning_session.h), stores every measurement in SQLite
 // and prints the Pareto front of time versus error. `--resume RUN` continues a run that
@@ -25,6 +25,7 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/support/files.h"
+#include "search/strategy_registry.h"
 #include "search/tuning_session.h"
 #include "storage/database.h"
 #include "workers/benchmark_lock.h"
@@ -39,7 +40,7 @@ namespace fs = std::filesystem;
 struct TuneCliOptions {
   std::string pipeline;
   std::vector<std::string> images, test_images;
-  std::string strategy = "portfolio";
+  std::string strategy = search::kDefaultStrategy;
   int64_t budget = 0;  // 0: the default (kDefaultBudget), unless --time is given
   double time_s = 0;
   std::string db = "stipple.db";
@@ -174,11 +175,8 @@ CommandRunner add_tune_command(CLI::App& app) {
                   "datasets/fixtures photos (natural-820x614 to train, people-256x192 to test)");
   cmd->add_option("--test-images", opt->test_images,
                   "photos the front is re-measured on (files or folders)");
-  cmd->add_option("--strategy", opt->strategy,
-                  "portfolio (the reuse model's schedule, genetic search and hill climbing "
-                  "sharing the budget), genetic, hill, or reuse (the reuse model's schedule "
-                  "alone, against the baseline)")
-      ->check(CLI::IsMember({"portfolio", "genetic", "hill", "reuse"}))
+  cmd->add_option("--strategy", opt->strategy, search::strategy_help())
+      ->check(CLI::IsMember(search::strategy_names()))
       ->capture_default_str();
   auto* budget = cmd->add_option("--budget", opt->budget,
                                  "evaluations on the training photos (default " +

@@ -4,6 +4,8 @@
 #include <limits>
 #include <numeric>
 
+#include "search/tune_options.h"
+
 namespace stipple::search {
 
 namespace {
@@ -131,6 +133,18 @@ void GeneticSearch::observe(const std::vector<Outcome>& outcomes) {
     }
     if (awaited_ > 0) --awaited_;
   }
+}
+
+StrategyInfo genetic_strategy() {
+  return {"genetic", "NSGA-II genetic search over fusion and perforation genes", false,
+          [](const StrategyContext& c) {
+            GeneticOptions g;
+            g.population = c.options.population;
+            g.generations = c.options.generations;
+            g.seed = c.options.seed;
+            g.seeds = c.seeds;
+            return std::make_unique<GeneticSearch>(c.space, g);
+          }};
 }
 
 }  // namespace stipple::search

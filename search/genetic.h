@@ -13,6 +13,7 @@
 #include <random>
 
 #include "search/strategy.h"
+#include "search/strategy_registry.h"
 
 namespace stipple::search {
 
@@ -57,5 +58,8 @@ class GeneticSearch : public Strategy {
   void select_survivors();
   const Individual& tournament(const std::vector<int>& rank, const std::vector<double>& crowd);
 };
+
+/// "genetic": population, generations and seed from the run's options.
+StrategyInfo genetic_strategy();
 
 }  // namespace stipple::search

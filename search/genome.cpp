@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "compiler_core/ir/error.h"
@@ -11,6 +13,7 @@
 #include "compiler_core/schedule/random_schedule.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_loops.h"
+#include "compiler_core/schedule/schedule_printer.h"
 
 namespace stipple::search {
 
@@ -29,24 +32,53 @@ class ReductionVariables : public IRVisitor {
   }
 };
 
-// A float the schedule language reads as a float (with a '.'), short.
-std::string float_text(double v) {
+// Directive arguments of the schedule model (schedule.h), as the parser would build them.
+ScheduleArg name_arg(const std::string& name) { return ScheduleArg::make_name(name); }
+ScheduleArg int_arg(int64_t v) { return ScheduleArg::make_int(v); }
+
+// A float rounded to four significant digits: short in the printed text (the printer
+// writes the shortest form that reads back the same value), and the texts, which key the
+// store's evaluations, the same as when decode spelled them with "%.4g".
+ScheduleArg float_arg(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.4g", v);
-  std::string s = buf;
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
+  ScheduleArg a;
+  a.kind = ScheduleArgKind::Float;
+  a.float_value = std::strtod(buf, nullptr);
+  return a;
 }
 
-std::string reconstruction_text(const PerforationGene& g) {
+ScheduleArg call_arg(const std::string& name, std::vector<ScheduleArg> args) {
+  ScheduleArg a = name_arg(name);
+  a.kind = ScheduleArgKind::Call;
+  a.args = std::move(args);
+  return a;
+}
+
+ScheduleArg keyword_arg(const std::string& name, ScheduleArg value) {
+  ScheduleArg a = name_arg(name);
+  a.kind = ScheduleArgKind::Keyword;
+  a.args.push_back(std::move(value));
+  return a;
+}
+
+Directive directive(const std::string& name, std::vector<ScheduleArg> args) {
+  Directive d;
+  d.name = name;
+  d.args = std::move(args);
+  return d;
+}
+
+ScheduleArg reconstruction_arg(const PerforationGene& g) {
   switch (g.reconstruction) {
-    case ReconstructionKind::Nearest: return "nearest";
-    case ReconstructionKind::Linear: return "linear";
-    case ReconstructionKind::Gaussian: return "gaussian(sigma = " + float_text(g.sigma) + ")";
+    case ReconstructionKind::Nearest: return name_arg("nearest");
+    case ReconstructionKind::Linear: return name_arg("linear");
+    case ReconstructionKind::Gaussian:
+      return call_arg("gaussian", {keyword_arg("sigma", float_arg(g.sigma))});
     case ReconstructionKind::VaryingGaussian:
-      return "varying_gaussian(sigma0 = " + float_text(g.sigma) + ")";
+      return call_arg("varying_gaussian", {keyword_arg("sigma0", float_arg(g.sigma))});
   }
-  return "linear";
+  return name_arg("linear");
 }
 
 template <typename T>
@@ -316,31 +348,45 @@ Decoded SearchSpace::decode(const Genome& input) const {
     out.genome = fixed;
   }
 
-  std::vector<std::vector<std::string>> chains(funcs_.size());
-  auto text = [&] {
-    std::string t;
-    for (size_t i = 0; i < funcs_.size(); ++i) {
-      if (chains[i].empty()) continue;
-      t += funcs_[i].func->name;
-      for (const std::string& d : chains[i]) t += "." + d;
-      t += "\n";
-    }
-    return t;
-  };
-  Schedule accepted;
-  auto accepts = [&]() {
+  // The schedule accepted so far. Each choice is made on it in place, checked, and undone
+  // when the checker rejects it; a func whose last choice is undone leaves the model, so
+  // that the model stays what parsing its printed text gives.
+  Schedule model;
+  model.file_name = "<genome>";
+  auto accepts = [&] {
     try {
-      accepted = compile_schedule(text(), "<genome>", p_);
+      check_schedule(model, p_);
       return true;
     } catch (const CompileError&) {
       return false;
     }
   };
-  // Adds directive d to func i's chain if the checker accepts the result.
-  auto try_add = [&](size_t i, const std::string& d) {
-    chains[i].push_back(d);
+  auto forget_if_empty = [&](const std::string& func) {
+    const FuncSchedule& fs = model.funcs.at(func);
+    if (!fs.compute && !fs.store && fs.stages.empty()) model.funcs.erase(func);
+  };
+  // Sets func's compute (or store) level if the checker accepts the result.
+  auto try_level = [&](const std::string& func, bool store, LoopLevel level) {
+    FuncSchedule& fs = model.funcs[func];
+    std::optional<LoopLevel>& slot = store ? fs.store : fs.compute;
+    slot = std::move(level);
     if (accepts()) return true;
-    chains[i].pop_back();
+    slot.reset();
+    forget_if_empty(func);
+    ++out.dropped;
+    return false;
+  };
+  // Appends d to the directives of func's pure definition if the checker accepts the
+  // result (a directive of the wrong shape is rejected as the parser would).
+  auto try_add = [&](const std::string& func, Directive d) {
+    int bad_arg = 0;
+    const bool well_formed = directive_shape_error(d, &bad_arg).empty();
+    std::vector<Directive>& chain = model.funcs[func].stages[0].directives;
+    chain.push_back(std::move(d));
+    if (well_formed && accepts()) return true;
+    chain.pop_back();
+    if (chain.empty()) model.funcs.at(func).stages.erase(0);
+    forget_if_empty(func);
     ++out.dropped;
     return false;
   };
@@ -358,19 +404,20 @@ Decoded SearchSpace::decode(const Genome& input) const {
     if (info.is_output) {
       fg.compute = ComputeChoice::Root;
     } else if (fg.compute == ComputeChoice::Inline) {
-      if (!info.pure || !try_add(i, "compute_inline()")) fg.compute = ComputeChoice::Root;
+      if (!info.pure || !try_level(f.name, false, LoopLevel::inlined()))
+        fg.compute = ComputeChoice::Root;
     }
     if (fg.compute == ComputeChoice::At) {
       bool placed = false;
       if (!output_loops.empty()) {
         const int n = int(output_loops.size());
         const int c = fg.compute_loop % n;
-        placed = try_add(i, "compute_at(" + p_.output.func + ", " + output_loops[c] + ")");
+        placed = try_level(f.name, false, LoopLevel::at(p_.output.func, 0, output_loops[c]));
         if (placed) {
           fg.compute_loop = c;
           const int st = std::min(n - 1, c + fg.store_outward);
           if (st != c &&
-              !try_add(i, "store_at(" + p_.output.func + ", " + output_loops[st] + ")")) {
+              !try_level(f.name, true, LoopLevel::at(p_.output.func, 0, output_loops[st]))) {
             fg.store_outward = 0;
           } else {
             fg.store_outward = st - c;
@@ -383,7 +430,8 @@ Decoded SearchSpace::decode(const Genome& input) const {
       fg.compute_loop = 0;
       fg.store_outward = 0;
     }
-    if (fg.compute == ComputeChoice::Root && !info.is_output && !try_add(i, "compute_root()")) {
+    if (fg.compute == ComputeChoice::Root && !info.is_output &&
+        !try_level(f.name, false, LoopLevel::root())) {
       fg.compute = ComputeChoice::Inline;  // only the default level is legal
     }
 
@@ -397,15 +445,17 @@ Decoded SearchSpace::decode(const Genome& input) const {
       if (dims >= 2 && fg.tile_x > 0 && fg.tile_y > 0) {
         auto [xo, xi] = split_names(f, f.args[0]);
         auto [yo, yi] = split_names(f, f.args[1]);
-        tiled = try_add(i, "tile(" + f.args[0] + ", " + f.args[1] + ", " + xo + ", " + yo + ", " +
-                               xi + ", " + yi + ", " + std::to_string(fg.tile_x) + ", " +
-                               std::to_string(fg.tile_y) + ")");
+        tiled = try_add(
+            f.name, directive("tile", {name_arg(f.args[0]), name_arg(f.args[1]), name_arg(xo),
+                                       name_arg(yo), name_arg(xi), name_arg(yi), int_arg(fg.tile_x),
+                                       int_arg(fg.tile_y)}));
         if (tiled) {
           inner_x = xi;
           outer_y = yo;
           if (fg.channels_inside && dims >= 3 &&
-              !try_add(i, "reorder(" + xi + ", " + yi + ", " + f.args[2] + ", " + xo + ", " + yo +
-                              ")")) {
+              !try_add(f.name,
+                       directive("reorder", {name_arg(xi), name_arg(yi), name_arg(f.args[2]),
+                                             name_arg(xo), name_arg(yo)}))) {
             fg.channels_inside = false;
           }
         }
@@ -416,56 +466,62 @@ Decoded SearchSpace::decode(const Genome& input) const {
       }
       if (fg.vector_width > 0 &&
           (inner_x.empty() ||
-           !try_add(i, "vectorize(" + inner_x + ", " + std::to_string(fg.vector_width) + ")"))) {
+           !try_add(f.name,
+                    directive("vectorize", {name_arg(inner_x), int_arg(fg.vector_width)})))) {
         fg.vector_width = 0;
       }
-      if (fg.parallel && (outer_y.empty() || !try_add(i, "parallel(" + outer_y + ")"))) {
+      if (fg.parallel &&
+          (outer_y.empty() || !try_add(f.name, directive("parallel", {name_arg(outer_y)})))) {
         fg.parallel = false;
       }
     }
 
     // The approximation.
-    std::string approx;
+    std::optional<Directive> approx;
     switch (pg.kind) {
       case PerforationKind::None: break;
       case PerforationKind::Grid: {
-        std::string spacing = std::to_string(pg.spacing_x);
-        if (f.args.size() >= 2) spacing += ", " + std::to_string(pg.spacing_y);
-        approx = "perforate(grid(" + spacing + "), " + reconstruction_text(pg) + ", " +
-                 (pg.on_demand ? "on_demand" : "precomputed") + ")";
+        std::vector<ScheduleArg> spacing = {int_arg(pg.spacing_x)};
+        if (f.args.size() >= 2) spacing.push_back(int_arg(pg.spacing_y));
+        approx =
+            directive("perforate", {call_arg("grid", std::move(spacing)), reconstruction_arg(pg),
+                                    name_arg(pg.on_demand ? "on_demand" : "precomputed")});
         break;
       }
       case PerforationKind::Adaptive:
-        approx = "perforate(adaptive(k = " + std::to_string(pg.k) +
-                 ", f = " + float_text(pg.fraction) + "), " + reconstruction_text(pg) + ")";
+        approx = directive("perforate",
+                           {call_arg("adaptive", {keyword_arg("k", int_arg(pg.k)),
+                                                  keyword_arg("f", float_arg(pg.fraction))}),
+                            reconstruction_arg(pg)});
         break;
       case PerforationKind::Importance:
-        approx = "perforate(importance(f = " + float_text(pg.fraction) + "), " +
-                 reconstruction_text(pg) + ")";
+        approx = directive("perforate",
+                           {call_arg("importance", {keyword_arg("f", float_arg(pg.fraction))}),
+                            reconstruction_arg(pg)});
         break;
       case PerforationKind::Reduction:
         if (!info.reduction_vars.empty()) {
           pg.reduction_var %= int(info.reduction_vars.size());
-          approx = "perforate_reduction(" + info.reduction_vars[pg.reduction_var] + ", grid(" +
-                   std::to_string(pg.reduction_stride) + "))";
+          approx =
+              directive("perforate_reduction", {name_arg(info.reduction_vars[pg.reduction_var]),
+                                                call_arg("grid", {int_arg(pg.reduction_stride)})});
         }
         break;
-      case PerforationKind::Channels: approx = "channels(1)"; break;
+      case PerforationKind::Channels: approx = directive("channels", {int_arg(1)}); break;
     }
-    if (pg.kind != PerforationKind::None && (approx.empty() || !try_add(i, approx))) {
+    if (pg.kind != PerforationKind::None && (!approx || !try_add(f.name, std::move(*approx)))) {
       pg = PerforationGene{};
     }
 
     if (info.is_output) {
-      accepts();  // `accepted` is the schedule with the output's chain
-      StageLoopNest nest = stage_loop_nest(accepted, p_, f, 0, no_source);
+      StageLoopNest nest = stage_loop_nest(model, p_, f, 0, no_source);
       for (const Loop& l : nest.loops) {
         if (l.name.find('.') == std::string::npos) output_loops.push_back(l.name);
       }
     }
   }
-  out.text = text();
-  out.schedule = compile_schedule(out.text, "<genome>", p_);  // every step was accepted
+  out.text = print_schedule(model, p_);
+  out.schedule = std::move(model);  // every step was accepted
   return out;
 }
 

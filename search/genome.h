@@ -8,9 +8,10 @@
 //   space.mutate(g, rng);
 //   Decoded d = space.decode(g);   // d.text parses and checks; d.genome is g repaired
 //
-// Decoding legalises: each func's choices are added one at a time, consumers first, and
-// each one the checker rejects is dropped (its gene reset to the neutral value), so every
-// genome decodes, and what decodes is what the repaired genome says.
+// Decoding legalises: each func's choices are added to a Schedule one at a time,
+// consumers first, and each one the checker rejects is dropped (its gene reset to the
+// neutral value), so every genome decodes, and what decodes is what the repaired genome
+// says. The text is the schedule printer's (schedule_printer.h).
 #pragma once
 
 #include <cstdint>
@@ -79,7 +80,7 @@ struct Genome {
 
 struct Decoded {
   Genome genome;     // the input with every dropped choice reset
-  std::string text;  // the schedule's text, one line per func that has directives
+  std::string text;  // print_schedule(schedule): one line per func that has directives
   Schedule schedule;
   int dropped = 0;  // choices the checker rejected
 };

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <limits>
 
+#include "search/tune_options.h"
+
 namespace stipple::search {
 
 namespace {
@@ -134,6 +136,17 @@ void HillClimbing::observe(const std::vector<Outcome>& outcomes) {
     measured_[o.candidate.schedule] = value;
     if (o.ok) consider(o.candidate.schedule, value);
   }
+}
+
+StrategyInfo hill_strategy() {
+  return {"hill", "hill climbing, one climb per error threshold", false,
+          [](const StrategyContext& c) {
+            HillClimbingOptions h;
+            h.thresholds = c.options.thresholds;
+            h.seed = c.options.seed + 1;
+            h.seeds = c.seeds;
+            return std::make_unique<HillClimbing>(c.space, h);
+          }};
 }
 
 }  // namespace stipple::search

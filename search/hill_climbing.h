@@ -17,6 +17,7 @@
 #include <random>
 
 #include "search/strategy.h"
+#include "search/strategy_registry.h"
 
 namespace stipple::search {
 
@@ -66,5 +67,9 @@ class HillClimbing : public Strategy {
   Genome variant(const Genome& from);
   void consider(const std::string& text, const Objectives& o);
 };
+
+/// "hill": one climb per threshold of the run's options, seeded with seed + 1 (a random
+/// stream apart from the genetic search's in a portfolio).
+StrategyInfo hill_strategy();
 
 }  // namespace stipple::search

@@ -50,4 +50,24 @@ void Portfolio::observe(const std::vector<Outcome>& outcomes) {
   }
 }
 
+StrategyInfo portfolio_strategy() {
+  return {"portfolio",
+          "the reuse model's schedule, genetic search and hill climbing sharing the budget", true,
+          [](const StrategyContext& c) {
+            std::vector<std::unique_ptr<Strategy>> members;
+            for (const char* member : {"reuse", "genetic", "hill"}) {
+              members.push_back(strategy_info(member).make(c));
+            }
+            return std::make_unique<Portfolio>(std::move(members));
+          }};
+}
+
+StrategyInfo reuse_strategy() {
+  return {"reuse", "the reuse model's schedule alone, against the baseline", true,
+          [](const StrategyContext& c) {
+            return std::make_unique<FixedSchedules>("reuse",
+                                                    std::vector<std::string>{c.reuse_schedule});
+          }};
+}
+
 }  // namespace stipple::search

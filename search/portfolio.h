@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "search/strategy.h"
+#include "search/strategy_registry.h"
 
 namespace stipple::search {
 
@@ -40,5 +41,11 @@ class Portfolio : public Strategy {
   std::vector<bool> finished_;
   size_t turn_ = 0;
 };
+
+/// "portfolio": the reuse model's schedule, then the registry's genetic search and hill
+/// climbing, sharing the budget.
+StrategyInfo portfolio_strategy();
+/// "reuse": the reuse model's schedule alone, measured against the baseline.
+StrategyInfo reuse_strategy();
 
 }  // namespace stipple::search

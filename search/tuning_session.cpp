@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <map>
-#include <nlohmann/json.hpp>
 #include <set>
 
 #include "compiler_core/image/image_io.h"
@@ -16,10 +15,8 @@
 #include "compiler_core/schedule/schedule_printer.h"
 #include "compiler_core/support/content_hash.h"
 #include "compiler_core/support/files.h"
-#include "search/genetic.h"
-#include "search/hill_climbing.h"
-#include "search/portfolio.h"
 #include "search/reuse/reuse_model.h"
+#include "search/strategy_registry.h"
 #include "workers/measurement.h"
 
 namespace stipple::search {
@@ -29,52 +26,6 @@ namespace {
 constexpr double kSpeedupThresholds[3] = {1, 2, 5};
 
 }  // namespace
-
-std::string TuneOptions::to_json() const {
-  nlohmann::json j = {{"pipeline_file", pipeline_file},
-                      {"train_images", train_images},
-                      {"test_images", test_images},
-                      {"strategy", strategy},
-                      {"budget", budget},
-                      {"time_budget_s", time_budget_s},
-                      {"seed", seed},
-                      {"exact_only", exact_only},
-                      {"batch", batch},
-                      {"runs", runs},
-                      {"threads", threads},
-                      {"deadline_s", deadline_s},
-                      {"baseline_schedule", baseline_schedule},
-                      {"population", population},
-                      {"use_reuse_seed", use_reuse_seed},
-                      {"generations", generations},
-                      {"thresholds", thresholds},
-                      {"cluster", cluster}};
-  return j.dump();
-}
-
-TuneOptions TuneOptions::from_json(const std::string& text) {
-  nlohmann::json j = nlohmann::json::parse(text);
-  TuneOptions o;
-  o.pipeline_file = j.at("pipeline_file");
-  o.train_images = j.at("train_images").get<std::vector<std::string>>();
-  o.test_images = j.at("test_images").get<std::vector<std::string>>();
-  o.strategy = j.at("strategy");
-  o.budget = j.at("budget");
-  o.time_budget_s = j.at("time_budget_s");
-  o.seed = j.at("seed");
-  o.exact_only = j.at("exact_only");
-  o.batch = j.at("batch");
-  o.runs = j.at("runs");
-  o.threads = j.at("threads");
-  o.deadline_s = j.at("deadline_s");
-  o.baseline_schedule = j.at("baseline_schedule");
-  o.population = j.at("population");
-  o.use_reuse_seed = j.value("use_reuse_seed", false);
-  o.generations = j.at("generations");
-  o.thresholds = j.at("thresholds").get<std::vector<double>>();
-  o.cluster = j.value("cluster", false);
-  return o;
-}
 
 std::string error_metric_name(storage::Database& db, int64_t pipeline_id) {
   std::optional<storage::PipelineRecord> p = db.pipeline(pipeline_id);
@@ -240,6 +191,7 @@ std::vector<storage::EvaluationRecord> TuningSession::evaluate(const std::vector
 }
 
 std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseline_text) {
+  const StrategyInfo& info = strategy_info(options_.strategy);
   std::vector<Schedule> seeds;
   if (!baseline_text.empty()) {
     seeds.push_back(compile_schedule(baseline_text, "<baseline>", pipeline_));
@@ -247,7 +199,7 @@ std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseli
   // The reuse model's schedule, for the size of the first training photo's output: a
   // candidate of its own and a seed of the two searches (computed, not measured).
   std::string reuse_text;
-  if (options_.strategy == "reuse" || options_.strategy == "portfolio" || options_.use_reuse_seed) {
+  if (info.uses_reuse_model || options_.use_reuse_seed) {
     InputImages inputs = workers::inputs_for_photo(pipeline_, options_.train_images.at(0));
     ReuseModelResult r = reuse_model_schedule(pipeline_, MachineModel::host(),
                                               output_extents(pipeline_, inputs, {}));
@@ -258,36 +210,7 @@ std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseli
   SearchSpaceOptions so;
   so.allow_perforation = !options_.exact_only;
   space_ = std::make_unique<SearchSpace>(pipeline_, so);
-
-  auto genetic = [&] {
-    GeneticOptions g;
-    g.population = options_.population;
-    g.generations = options_.generations;
-    g.seed = options_.seed;
-    g.seeds = seeds;
-    return std::make_unique<GeneticSearch>(*space_, g);
-  };
-  auto hill = [&] {
-    HillClimbingOptions h;
-    h.thresholds = options_.thresholds;
-    h.seed = options_.seed + 1;
-    h.seeds = seeds;
-    return std::make_unique<HillClimbing>(*space_, h);
-  };
-  if (options_.strategy == "genetic") return genetic();
-  if (options_.strategy == "hill") return hill();
-  if (options_.strategy == "reuse") {
-    return std::make_unique<FixedSchedules>("reuse", std::vector<std::string>{reuse_text});
-  }
-  if (options_.strategy == "portfolio") {
-    std::vector<std::unique_ptr<Strategy>> members;
-    members.push_back(
-        std::make_unique<FixedSchedules>("reuse", std::vector<std::string>{reuse_text}));
-    members.push_back(genetic());
-    members.push_back(hill());
-    return std::make_unique<Portfolio>(std::move(members));
-  }
-  throw UserError("unknown strategy '" + options_.strategy + "'");
+  return info.make({*space_, options_, seeds, reuse_text});
 }
 
 void TuningSession::run(const ProgressCallback& report) {
@@ -346,7 +269,7 @@ void TuningSession::run(const ProgressCallback& report) {
     throw UserError("the baseline schedule " +
                     (options_.baseline_schedule.empty() ? std::string("(the default)")
                                                         : options_.baseline_schedule) +
-                    " failed: " + baseline.status + ": " + baseline.reason);
+                    " failed: " + to_string(baseline.status) + ": " + baseline.reason);
   }
   db_.set_run_baseline(run_id_, baseline.id);
   progress_.baseline_ms = baseline.time_ms;

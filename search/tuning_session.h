@@ -22,41 +22,11 @@
 
 #include "compiler_core/ir/pipeline.h"
 #include "search/strategy.h"
+#include "search/tune_options.h"
 #include "storage/database.h"
 #include "workers/evaluator.h"
 
 namespace stipple::search {
-
-struct TuneOptions {
-  std::string pipeline_file;
-  std::vector<std::string> train_images, test_images;
-  /// portfolio (the reuse model's schedule, genetic and hill climbing sharing the budget),
-  /// genetic, hill, or reuse (the reuse model's schedule alone).
-  std::string strategy = "portfolio";
-  int64_t budget = 600;      // evaluations on the training photos
-  double time_budget_s = 0;  // 0: none
-  uint64_t seed = 1;
-  bool remeasure = false;
-  bool exact_only = false;        // no perforation
-  int batch = 4;                  // candidates proposed and committed together
-  int runs = 5;                   // timed runs per photo
-  int threads = 0;                // 0: one per core
-  double deadline_s = 60;         // per candidate
-  std::string baseline_schedule;  // a .sched file; empty: the default schedule
-  int population = 24;            // genetic
-  /// genetic and hill alone: seed them with the reuse model's schedule too (the portfolio
-  /// always does).
-  bool use_reuse_seed = false;
-  int generations = 200;                          // genetic
-  std::vector<double> thresholds = {0, 1, 2, 5};  // hill climbing, and the progress line
-  /// A run of the cluster's coordinator (measured by its workers): the coordinator resumes
-  /// these after a restart, and leaves runs of `stipple tune` alone.
-  bool cluster = false;
-
-  /// The options as JSON (stored with the run, read back by --resume).
-  std::string to_json() const;
-  static TuneOptions from_json(const std::string& text);
-};
 
 struct TuneProgress {
   int64_t evaluations = 0;   // linked to the run so far (measured or found in the store)

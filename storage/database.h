@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/evaluation_status.h"
+
 struct sqlite3;
 
 namespace stipple::storage {
@@ -88,17 +90,18 @@ struct EvaluationKey {
   std::string split, target, schedule;
 };
 
-/// status: "ok" or a failure kind: compile_error, crash, timeout, out_of_memory, nan,
-/// error. time_ms is the mean over images of each image's median time; error and psnr are
-/// means over images. Doubles as in MeasurementRecord (+inf kept, NaN <-> NULL).
+/// status: ok or a failure kind (evaluation_status.h; stored as its word). time_ms is the mean over
+/// images of each image's median time; error and psnr are means over images. Doubles as in
+/// MeasurementRecord (+inf kept, NaN <-> NULL).
 struct EvaluationRecord {
   int64_t id = 0;
   EvaluationKey key;
-  std::string status = "ok", reason, host;
+  EvaluationStatus status = EvaluationStatus::Ok;
+  std::string reason, host;
   double compile_ms = 0, time_ms = 0, error = 0, psnr = 0;
   std::vector<MeasurementRecord> measurements;  // ordered by image_id when read
   std::string created_at;                       // time of the (latest) measurement
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return status == EvaluationStatus::Ok; }
 };
 
 /// An evaluation as one run asked for it: seq orders a run's requests, strategy names the

@@ -22,7 +22,14 @@ EvaluationRecord read_evaluation(const Statement& stmt) {
   e.key.split = stmt.column_text(3);
   e.key.target = stmt.column_text(4);
   e.key.schedule = stmt.column_text(5);
-  e.status = stmt.column_text(6);
+  const std::string status = stmt.column_text(6);
+  const std::optional<EvaluationStatus> parsed = parse_evaluation_status(status);
+  if (!parsed) {
+    // The schema's CHECK keeps other words out; one here is a file edited by hand.
+    throw StorageError("evaluation " + std::to_string(e.id) + " has an unknown status '" + status +
+                       "'");
+  }
+  e.status = *parsed;
   e.reason = stmt.column_text(7);
   e.host = stmt.column_text(8);
   e.compile_ms = stmt.column_double(9);
@@ -131,7 +138,7 @@ void Database::put_evaluations(int64_t run_id, std::vector<RunEvaluation>& batch
           .bind_text(3, e.key.split)
           .bind_text(4, e.key.target)
           .bind_text(5, e.key.schedule)
-          .bind_text(6, e.status)
+          .bind_text(6, to_string(e.status))
           .bind_text(7, e.reason)
           .bind_text(8, e.host)
           .bind_double(9, e.compile_ms)

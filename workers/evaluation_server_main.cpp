@@ -242,11 +242,11 @@ int main(int argc, char** argv) {
                                job.value("give_up_ms", 0.0));
     } catch (const std::bad_alloc&) {
       r = {};
-      r.status = "out_of_memory";
+      r.status = EvaluationStatus::OutOfMemory;
       r.reason = "an allocation failed under the evaluator's memory limit";
     } catch (const std::exception& e) {
       r = {};
-      r.status = "error";
+      r.status = EvaluationStatus::Error;
       r.reason = e.what();
     }
     if (phases) phases->release();

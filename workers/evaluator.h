@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "storage/evaluation_status.h"
+
 namespace stipple::workers {
 
 /// What every evaluation of a tuning run shares: the pipeline, its params, the photos and
@@ -23,8 +25,6 @@ struct EvaluationSetup {
   int threads = 0;  // for parallel loops; 0: one per core
 };
 
-/// Failure kinds, as stored (storage/README.md): "ok", "compile_error", "crash", "timeout",
-/// "out_of_memory", "nan", "error".
 struct ImageMeasurement {
   double time_ms = 0;
   double error = 0;  // the pipeline's metric against the reference output
@@ -32,14 +32,14 @@ struct ImageMeasurement {
 };
 
 struct EvaluationResult {
-  std::string status = "ok";
+  EvaluationStatus status = EvaluationStatus::Ok;
   std::string reason;  // for failures: what happened, in words
   double compile_ms = 0;
   std::vector<ImageMeasurement> images;  // in the split's image order
   double time_ms = 0;                    // the mean over images of the per-image median
   double error = 0;                      // the mean over images
   double psnr = 0;                       // the mean over images
-  bool ok() const { return status == "ok"; }
+  bool ok() const { return status == EvaluationStatus::Ok; }
   /// Fills time_ms, error and psnr from `images`.
   void aggregate();
 };

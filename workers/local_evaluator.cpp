@@ -215,7 +215,7 @@ EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const
     nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (j.is_discarded() || j.contains("fatal")) {
       stop();
-      failed.status = "error";
+      failed.status = EvaluationStatus::Error;
       failed.reason = "the evaluator answered garbage: " + line.substr(0, 200);
       return failed;
     }
@@ -226,18 +226,19 @@ EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const
     const int status = stop();
     failed.reason = "the candidate's process was " + describe_wait_status(status);
     if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
-      failed.status = "timeout";
+      failed.status = EvaluationStatus::Timeout;
       failed.reason +=
           ": it used more than " + std::to_string(int(options_.cpu_seconds)) + " s of CPU time";
     } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
-      failed.status = "out_of_memory";  // nobody else sends SIGKILL: the kernel's OOM killer
+      failed.status =
+          EvaluationStatus::OutOfMemory;  // nobody else sends SIGKILL: the kernel's OOM killer
     } else {
-      failed.status = "crash";
+      failed.status = EvaluationStatus::Crash;
     }
     return failed;
   }
   stop();
-  failed.status = "timeout";
+  failed.status = EvaluationStatus::Timeout;
   failed.reason = "no result within the deadline of " +
                   std::to_string(int(options_.deadline_seconds)) + " s; the process was killed";
   return failed;

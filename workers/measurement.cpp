@@ -164,7 +164,7 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
     lowered = lower(pipeline_, s);
     compiled = jit_->compile(lowered);
   } catch (const UserError& e) {
-    r.status = "compile_error";
+    r.status = EvaluationStatus::CompileError;
     r.reason = e.what();
     return r;
   }
@@ -191,7 +191,7 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
     std::sort(times.begin(), times.end());
     ErrorReport e = compare_outputs(out, ph.reference);
     if (e.has_nan) {
-      r.status = "nan";
+      r.status = EvaluationStatus::NaN;
       r.reason = "the output has NaN or infinite values";
       r.images.clear();
       return r;

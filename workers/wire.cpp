@@ -2,6 +2,8 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <stdexcept>
 
 namespace stipple::workers::wire {
 
@@ -46,7 +48,7 @@ nlohmann::json to_json(const EvaluationResult& r) {
   for (const ImageMeasurement& m : r.images) {
     images.push_back({number(m.time_ms), number(m.error), number(m.psnr)});
   }
-  return {{"status", r.status},
+  return {{"status", to_string(r.status)},
           {"reason", r.reason},
           {"compile_ms", number(r.compile_ms)},
           {"images", images}};
@@ -54,7 +56,10 @@ nlohmann::json to_json(const EvaluationResult& r) {
 
 EvaluationResult result_from_json(const nlohmann::json& j) {
   EvaluationResult r;
-  r.status = j.at("status").get<std::string>();
+  const std::string status = j.at("status").get<std::string>();
+  const std::optional<EvaluationStatus> parsed = parse_evaluation_status(status);
+  if (!parsed) throw std::runtime_error("a result with an unknown status '" + status + "'");
+  r.status = *parsed;
   r.reason = j.at("reason").get<std::string>();
   r.compile_ms = number(j.at("compile_ms"));
   for (const nlohmann::json& m : j.at("images")) {

@@ -22,6 +22,7 @@ double number(const nlohmann::json& j);
 nlohmann::json to_json(const EvaluationSetup& s);
 EvaluationSetup setup_from_json(const nlohmann::json& j);
 nlohmann::json to_json(const EvaluationResult& r);
+/// Throws std::runtime_error for a status word that evaluation_status.h does not know.
 EvaluationResult result_from_json(const nlohmann::json& j);
 
 }  // namespace stipple::workers::wire

@@ -100,7 +100,7 @@ std::chrono::system_clock::time_point deadline_in(double seconds) {
 proto::JobResult to_message(const std::string& job_id, const EvaluationResult& r) {
   proto::JobResult m;
   m.set_job_id(job_id);
-  m.set_status(r.status);
+  m.set_status(to_string(r.status));
   m.set_reason(r.reason);
   m.set_compile_ms(r.compile_ms);
   for (const ImageMeasurement& i : r.images) {
@@ -609,7 +609,7 @@ class WorkerDaemon::Session {
       return r[0];
     } catch (const JobError& e) {
       EvaluationResult failed;
-      failed.status = "error";
+      failed.status = EvaluationStatus::Error;
       failed.reason = e.what();
       return failed;
     }
@@ -634,8 +634,8 @@ class WorkerDaemon::Session {
       spdlog::info("job {}: ok, {:.3f} ms, error {:.4g} ({:.1f} s)", job.job_id(), result.time_ms,
                    result.error, seconds);
     } else {
-      spdlog::info("job {}: {} ({}) ({:.1f} s)", job.job_id(), result.status, result.reason,
-                   seconds);
+      spdlog::info("job {}: {} ({}) ({:.1f} s)", job.job_id(), to_string(result.status),
+                   result.reason, seconds);
     }
   }
 

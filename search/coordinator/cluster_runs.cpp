@@ -19,6 +19,7 @@
 #include "proto/pipeline_codec.h"
 #include "proto/schedule_codec.h"
 #include "search/coordinator/remote_evaluator.h"
+#include "search/strategy_registry.h"
 #include "search/tuning_session.h"
 
 namespace stipple::coordinator {
@@ -335,9 +336,8 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
     // The search options, then the target, before anything is written: a refused
     // request leaves nothing behind.
     search::TuneOptions o;
-    static const std::set<std::string> kStrategies = {"portfolio", "genetic", "hill", "reuse"};
-    o.strategy = request.strategy().empty() ? "portfolio" : request.strategy();
-    if (!kStrategies.count(o.strategy)) {
+    o.strategy = request.strategy().empty() ? search::kDefaultStrategy : request.strategy();
+    if (!search::find_strategy(o.strategy)) {
       refuse(grpc::StatusCode::INVALID_ARGUMENT, "unknown strategy '" + o.strategy + "'");
     }
     o.budget = request.budget() == 0 ? 600 : request.budget();

@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
-#include <set>
+#include <optional>
 #include <system_error>
 #include <thread>
 
@@ -29,9 +29,6 @@ using std::chrono::duration;
 using std::chrono::milliseconds;
 
 // The failure kinds results are stored with (storage/README.md).
-const std::set<std::string> kStatuses = {
-    "ok", "compile_error", "crash", "timeout", "out_of_memory", "nan", "error"};
-
 std::string read_file_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw UserError("cannot read photo " + path);
@@ -58,7 +55,8 @@ std::string deterministic_bytes(const google::protobuf::Message& m) {
 std::string invalid_result(const proto::JobResult& r, int photos) {
   if (r.job_id().empty()) return "a result without a job id";
   const std::string what = "result of job " + r.job_id() + ": ";
-  if (!kStatuses.count(r.status())) return what + "unknown status '" + r.status() + "'";
+  const std::optional<EvaluationStatus> status = parse_evaluation_status(r.status());
+  if (!status) return what + "unknown status '" + r.status() + "'";
   if (!std::isfinite(r.compile_ms()) || r.compile_ms() < 0)
     return what + "compile_ms is not a finite time";
   for (const proto::ImageMeasurement& m : r.images()) {
@@ -70,17 +68,19 @@ std::string invalid_result(const proto::JobResult& r, int photos) {
     if (std::isnan(m.psnr())) return what + "psnr is NaN";
   }
   const int n = r.images_size();
-  if (photos >= 0 && n != photos && !(r.status() != "ok" && n == 0)) {
+  if (photos >= 0 && n != photos && !(*status != EvaluationStatus::Ok && n == 0)) {
     return what + std::to_string(n) + " image measurements for a split of " +
            std::to_string(photos) + " photos";
   }
-  if (photos < 0 && r.status() == "ok" && n == 0) return what + "an ok result without images";
+  if (photos < 0 && *status == EvaluationStatus::Ok && n == 0)
+    return what + "an ok result without images";
   return "";
 }
 
 workers::EvaluationResult to_result(const proto::JobResult& r) {
   workers::EvaluationResult e;
-  e.status = r.status();
+  // Called once invalid_result has accepted r, so its status is a known word.
+  e.status = parse_evaluation_status(r.status()).value_or(EvaluationStatus::Error);
   e.reason = r.reason();
   e.compile_ms = r.compile_ms();
   for (const proto::ImageMeasurement& m : r.images())
@@ -299,7 +299,7 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
     // A job no worker could run is a recorded failure of the candidate, never a job that
     // goes round the workers forever (DESIGN.md, "Evaluation protocol").
     workers::EvaluationResult failed;
-    failed.status = "error";
+    failed.status = EvaluationStatus::Error;
     if (!setup) {
       failed.reason = "run " + pj.run_id + " has no evaluation setup on the coordinator";
       pool_.report(request.worker_id(), pj.id, failed);

@@ -177,7 +177,7 @@ TEST_F(BenchmarkLockTest, WaitingForTheLockIsNotHeldAgainstTheDeadline) {
   ASSERT_EQ(result.wait_for(30s), std::future_status::ready);
   const std::vector<EvaluationResult> r = result.get();
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_TRUE(r[0].ok()) << r[0].status << ": " << r[0].reason;
+  EXPECT_TRUE(r[0].ok()) << to_string(r[0].status) << ": " << r[0].reason;
   EXPECT_EQ(ev.children_started(), 1);
 }
 
@@ -192,7 +192,7 @@ TEST_F(BenchmarkLockTest, ALockKeptForEverIsWaitedForOnlySoLong) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<EvaluationResult> r = ev.evaluate({"blur_x.compute_root()\n"}, "train", 0);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_TRUE(r[0].ok()) << r[0].status << ": " << r[0].reason;
+  EXPECT_TRUE(r[0].ok()) << to_string(r[0].status) << ": " << r[0].reason;
   // Two waits (compile, then timing) of 0.5 s each, and the measuring itself.
   EXPECT_LT(std::chrono::steady_clock::now() - start, 20s);
   EXPECT_GE(std::chrono::steady_clock::now() - start, 1s);
@@ -206,7 +206,7 @@ TEST_F(BenchmarkLockTest, ALockFileThatCannotBeOpenedMeasuresWithoutIt) {
   LocalEvaluator ev(setup(), o);
   const std::vector<EvaluationResult> r = ev.evaluate({"blur_x.compute_root()\n"}, "train", 0);
   ASSERT_EQ(r.size(), 1u);
-  EXPECT_TRUE(r[0].ok()) << r[0].status << ": " << r[0].reason;
+  EXPECT_TRUE(r[0].ok()) << to_string(r[0].status) << ": " << r[0].reason;
 }
 
 }  // namespace

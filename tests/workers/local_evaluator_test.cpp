@@ -109,7 +109,7 @@ TEST_F(LocalEvaluatorTest, EveryFailureIsARecordedResultAndTheNextCandidateRuns)
     std::vector<EvaluationResult> r = ev.evaluate({c.schedule, "bx.compute_root()\n"}, "train", 0);
     const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     ASSERT_EQ(r.size(), 2u);
-    EXPECT_EQ(r[0].status, c.status) << c.schedule << r[0].reason;
+    EXPECT_EQ(to_string(r[0].status), c.status) << c.schedule << r[0].reason;
     // AddressSanitizer turns a SIGSEGV into its own report and an abort.
     if (!address_sanitizer_active() || c.reason_has != "SIGSEGV") {
       EXPECT_NE(r[0].reason.find(c.reason_has), std::string::npos) << r[0].reason;
@@ -129,7 +129,7 @@ TEST_F(LocalEvaluatorTest, CpuTimeLimitStopsASpinningCandidate) {
   const auto t0 = std::chrono::steady_clock::now();
   EvaluationResult r = ev.evaluate({"# fault: spin\n"}, "train", 0)[0];
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(r.status, "timeout") << r.reason;
+  EXPECT_EQ(r.status, EvaluationStatus::Timeout) << r.reason;
   EXPECT_NE(r.reason.find("SIGXCPU"), std::string::npos) << r.reason;
   EXPECT_LT(s, 30);
 }
@@ -143,7 +143,7 @@ TEST_F(LocalEvaluatorTest, AllocationsPastTheMemoryLimitAreOutOfMemory) {
   // The candidate's own allocations (the test hook), and generated code whose buffer does
   // not fit: bx is read 5000 times further out than out's box.
   EvaluationResult hook = ev.evaluate({"# fault: allocate\n"}, "train", 0)[0];
-  EXPECT_EQ(hook.status, "out_of_memory") << hook.reason;
+  EXPECT_EQ(hook.status, EvaluationStatus::OutOfMemory) << hook.reason;
 
   EvaluationSetup huge = blur_setup();
   huge.pipeline_source = R"(pipeline huge
@@ -156,7 +156,7 @@ output out
   LocalEvaluator ev2(huge, o);
   EvaluationResult real =
       ev2.evaluate({"big.compute_root()\n", "big.compute_inline()\n"}, "train", 0)[0];
-  EXPECT_EQ(real.status, "out_of_memory") << real.reason;
+  EXPECT_EQ(real.status, EvaluationStatus::OutOfMemory) << real.reason;
 }
 
 TEST_F(LocalEvaluatorTest, NanOutputsAreFailures) {
@@ -168,7 +168,7 @@ output out
 )";
   LocalEvaluator ev(s, options());
   EvaluationResult r = ev.evaluate({"out.vectorize(x, 8)\n"}, "train", 0)[0];
-  EXPECT_EQ(r.status, "nan");
+  EXPECT_EQ(r.status, EvaluationStatus::NaN);
 }
 
 TEST_F(LocalEvaluatorTest, GivingUpTimesASlowCandidateByOneRun) {

@@ -242,7 +242,7 @@ TEST_F(WorkerDaemonTest, ReportsWhatALocalEvaluatorMeasures) {
   for (size_t i = 0; i < 2; ++i) {
     SCOPED_TRACE(schedules[i]);
     ASSERT_TRUE(want[i].ok()) << want[i].reason;
-    EXPECT_EQ(got[i].result.status, "ok") << got[i].result.reason;
+    EXPECT_EQ(got[i].result.status, EvaluationStatus::Ok) << got[i].result.reason;
     ASSERT_EQ(got[i].result.images.size(), 1u);
     EXPECT_EQ(got[i].result.error, want[i].error);
     EXPECT_EQ(got[i].result.images[0].error, want[i].images[0].error);
@@ -282,7 +282,7 @@ TEST_F(WorkerDaemonTest, CachesPhotosByHashAndRefetchesACorruptedOne) {
   const std::vector<JobResult> got = await(c, c.submit({kPerforated}));
   ASSERT_EQ(got.size(), 1u);
   EXPECT_EQ(daemon.stop(), 0);
-  EXPECT_EQ(got[0].result.status, "ok") << got[0].result.reason;
+  EXPECT_EQ(got[0].result.status, EvaluationStatus::Ok) << got[0].result.reason;
   EXPECT_GT(got[0].result.error, 0);
   EXPECT_EQ(read_file(cached.string()), bytes);
 }
@@ -298,7 +298,7 @@ TEST_F(WorkerDaemonTest, ConnectsToACoordinatorThatComesUpLater) {
   const auto start = std::chrono::steady_clock::now();
   const std::vector<JobResult> got = await(c, c.submit({kExact}), 20s);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].result.status, "ok") << got[0].result.reason;
+  EXPECT_EQ(got[0].result.status, EvaluationStatus::Ok) << got[0].result.reason;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 10s);
   EXPECT_EQ(daemon.stop(), 0);
 }
@@ -317,7 +317,7 @@ TEST_F(WorkerDaemonTest, RegistersAgainWithARestartedCoordinator) {
   ASSERT_TRUE(second.server);
   const std::vector<JobResult> got = await(second, second.submit({kPerforated}), 20s);
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].result.status, "ok") << got[0].result.reason;
+  EXPECT_EQ(got[0].result.status, EvaluationStatus::Ok) << got[0].result.reason;
   EXPECT_EQ(second.pool->snapshot().workers.size(), 1u);
   EXPECT_EQ(daemon.stop(), 0);
 }
@@ -350,7 +350,7 @@ TEST_F(WorkerDaemonTest, AJobInFlightAcrossACoordinatorRestartIsNotMeasuredAgain
   const std::vector<JobResult> got = await(second, ids, 20s);
   unsetenv("STIPPLE_EVALUATOR_TEST_FAULTS");
   ASSERT_EQ(got.size(), 1u);
-  EXPECT_EQ(got[0].result.status, "timeout") << got[0].result.reason;
+  EXPECT_EQ(got[0].result.status, EvaluationStatus::Timeout) << got[0].result.reason;
   const PoolSnapshot snapshot = second.pool->snapshot();
   ASSERT_EQ(snapshot.workers.size(), 1u);
   EXPECT_EQ(got[0].worker_id, snapshot.workers[0].id);
@@ -369,8 +369,8 @@ TEST_F(WorkerDaemonTest, ReportsACrashingCandidateAndGoesOn) {
   const std::vector<JobResult> got = await(c, c.submit({"# fault: segv\n" + kExact, kPerforated}));
   unsetenv("STIPPLE_EVALUATOR_TEST_FAULTS");
   ASSERT_EQ(got.size(), 2u);
-  EXPECT_EQ(got[0].result.status, "crash") << got[0].result.reason;
-  EXPECT_EQ(got[1].result.status, "ok") << got[1].result.reason;
+  EXPECT_EQ(got[0].result.status, EvaluationStatus::Crash) << got[0].result.reason;
+  EXPECT_EQ(got[1].result.status, EvaluationStatus::Ok) << got[1].result.reason;
   EXPECT_EQ(daemon.stop(), 0);
 }
 
@@ -405,7 +405,8 @@ TEST_F(WorkerDaemonTest, CompilesABatchAtOnceAndTimesOneJobAtATime) {
     }
     const std::vector<JobResult> results = got.get();
     ASSERT_EQ(results.size(), schedules.size());
-    for (const JobResult& r : results) EXPECT_EQ(r.result.status, "ok") << r.result.reason;
+    for (const JobResult& r : results)
+      EXPECT_EQ(r.result.status, EvaluationStatus::Ok) << r.result.reason;
     EXPECT_EQ(daemon.stop(), 0);
   }
   unsetenv("STIPPLE_EVALUATOR_TRACE");
@@ -458,7 +459,7 @@ TEST_F(WorkerDaemonTest, TheCacheIsKeptUnderItsLimit) {
   RunningDaemon again(o);
   const std::vector<JobResult> second = await(c, c.submit({kExact}));
   ASSERT_EQ(second.size(), 1u);
-  EXPECT_EQ(second[0].result.status, "ok") << second[0].result.reason;
+  EXPECT_EQ(second[0].result.status, EvaluationStatus::Ok) << second[0].result.reason;
   EXPECT_EQ(second[0].result.error, 0);
   EXPECT_GT(first[0].result.error, 0);
   EXPECT_EQ(again.stop(), 0);
@@ -487,7 +488,8 @@ TEST_F(WorkerDaemonTest, StopFinishesAndReportsTheJobInHand) {
   EXPECT_EQ(daemon.jobs_reported(), 1);
   AwaitReply reply = c.pool->await(ids, nullptr, 0s);
   ASSERT_EQ(reply.status, AwaitStatus::Complete);
-  EXPECT_EQ(reply.results[0]->result.status, "timeout") << reply.results[0]->result.reason;
+  EXPECT_EQ(reply.results[0]->result.status, EvaluationStatus::Timeout)
+      << reply.results[0]->result.reason;
   EXPECT_EQ(c.pool->snapshot().counters.queued, 1);
 }
 

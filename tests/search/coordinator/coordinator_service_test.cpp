@@ -250,7 +250,7 @@ TEST_F(CoordinatorServiceTest, RoundTripFromEvaluateToWorkerAndBack) {
   ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
   std::vector<workers::EvaluationResult> results = pending.get();
   ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[0].status, "ok");
+  EXPECT_EQ(results[0].status, EvaluationStatus::Ok);
   ASSERT_EQ(results[0].images.size(), 2u);
   EXPECT_EQ(results[0].images[0].time_ms, 3.0);
   EXPECT_EQ(results[0].images[1].time_ms, 4.0);
@@ -258,7 +258,7 @@ TEST_F(CoordinatorServiceTest, RoundTripFromEvaluateToWorkerAndBack) {
   EXPECT_EQ(results[0].compile_ms, 12.5);
   EXPECT_DOUBLE_EQ(results[0].time_ms, 3.5);
   EXPECT_DOUBLE_EQ(results[0].error, 0.125);
-  EXPECT_EQ(results[1].status, "crash");
+  EXPECT_EQ(results[1].status, EvaluationStatus::Crash);
   EXPECT_EQ(results[1].reason, "killed by SIGSEGV");
   EXPECT_TRUE(results[1].images.empty());
   EXPECT_EQ(evaluator.host(), "hostA");
@@ -583,13 +583,13 @@ TEST_F(CoordinatorServiceTest, UnsendableJobsBecomeFailedResults) {
   ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
   std::vector<workers::EvaluationResult> results = pending.get();
   ASSERT_EQ(results.size(), 2u);
-  EXPECT_EQ(results[0].status, "error");
+  EXPECT_EQ(results[0].status, EvaluationStatus::Error);
   EXPECT_NE(results[0].reason.find("nosuchfunc"), std::string::npos) << results[0].reason;
-  EXPECT_EQ(results[1].status, "ok");
+  EXPECT_EQ(results[1].status, EvaluationStatus::Ok);
   ASSERT_EQ(orphan.wait_for(10s), std::future_status::ready);
   std::vector<workers::EvaluationResult> lost = orphan.get();
   ASSERT_EQ(lost.size(), 1u);
-  EXPECT_EQ(lost[0].status, "error");
+  EXPECT_EQ(lost[0].status, EvaluationStatus::Error);
   EXPECT_NE(lost[0].reason.find("no evaluation setup"), std::string::npos) << lost[0].reason;
 }
 

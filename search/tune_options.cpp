@@ -1,0 +1,53 @@
+#include "search/tune_options.h"
+
+#include <nlohmann/json.hpp>
+
+namespace stipple::search {
+
+std::string TuneOptions::to_json() const {
+  nlohmann::json j = {{"pipeline_file", pipeline_file},
+                      {"train_images", train_images},
+                      {"test_images", test_images},
+                      {"strategy", strategy},
+                      {"budget", budget},
+                      {"time_budget_s", time_budget_s},
+                      {"seed", seed},
+                      {"exact_only", exact_only},
+                      {"batch", batch},
+                      {"runs", runs},
+                      {"threads", threads},
+                      {"deadline_s", deadline_s},
+                      {"baseline_schedule", baseline_schedule},
+                      {"population", population},
+                      {"use_reuse_seed", use_reuse_seed},
+                      {"generations", generations},
+                      {"thresholds", thresholds},
+                      {"cluster", cluster}};
+  return j.dump();
+}
+
+TuneOptions TuneOptions::from_json(const std::string& text) {
+  nlohmann::json j = nlohmann::json::parse(text);
+  TuneOptions o;
+  o.pipeline_file = j.at("pipeline_file");
+  o.train_images = j.at("train_images").get<std::vector<std::string>>();
+  o.test_images = j.at("test_images").get<std::vector<std::string>>();
+  o.strategy = j.at("strategy");
+  o.budget = j.at("budget");
+  o.time_budget_s = j.at("time_budget_s");
+  o.seed = j.at("seed");
+  o.exact_only = j.at("exact_only");
+  o.batch = j.at("batch");
+  o.runs = j.at("runs");
+  o.threads = j.at("threads");
+  o.deadline_s = j.at("deadline_s");
+  o.baseline_schedule = j.at("baseline_schedule");
+  o.population = j.at("population");
+  o.use_reuse_seed = j.value("use_reuse_seed", false);
+  o.generations = j.at("generations");
+  o.thresholds = j.at("thresholds").get<std::vector<double>>();
+  o.cluster = j.value("cluster", false);
+  return o;
+}
+
+}  // namespace stipple::search
