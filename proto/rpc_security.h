@@ -1,4 +1,4 @@
-// How the cluster's processes trust each other (issue #6, DESIGN.md "Cluster
+// How the cluster's processes trust each other (issue #6, the design's "Cluster
 // principles"): a shared token on every call, and TLS or mutual TLS by certificate files.
 // The coordinator, the workers and the clients all build their credentials here, so the
 // rules are in one place:

@@ -1,4 +1,4 @@
-// The genetic search of image-perforation.txt §5 (and §7's settings): a population of
+// The genetic search of Image Perforation §5 (and §7's settings): a population of
 // genomes (genome.h) evolved for a number of generations, with NSGA-II's selection (Deb
 // et al. 2002) on time and error: binary tournaments on (non-domination rank, crowding
 // distance), two-point crossover over the stage genes, mutation of one gene's method or

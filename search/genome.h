@@ -1,6 +1,6 @@
-// The search space: a genome per pipeline, one gene pair per func (image-perforation.txt
+// The search space: a genome per pipeline, one gene pair per func (Image Perforation
 // §5: "each stage's gene is its approximation method and parameters"; here with the
-// fusion choices of halide-decoupling-algorithms-from-schedules.txt §4 beside it), and
+// fusion choices of Decoupling Algorithms from Schedules §4 beside it), and
 // its decoding into a schedule the #3 checker accepts.
 //
 //   SearchSpace space(pipeline);
@@ -54,7 +54,7 @@ struct FusionGene {
   /// At: the loop of the output's nest to compute in (innermost first, modulo its depth).
   int compute_loop = 0;
   /// At: how many loops further out to store (0: where it is computed); a store level
-  /// outside the compute level slides the window (reuse-analysis-schedule-synthesis.txt §3).
+  /// outside the compute level slides the window (Schedule Synthesis through Reuse Analysis §3).
   int store_outward = 0;
   int tile_x = 0, tile_y = 0;    // tile sizes of the first two dimensions; 0: no tiling
   int vector_width = 0;          // of the innermost x loop; 0: scalar

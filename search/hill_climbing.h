@@ -1,4 +1,4 @@
-// Hill climbing as vizgen.txt §6: start from up to 16 good initial guesses, then, from
+// Hill climbing as VizGen §6: start from up to 16 good initial guesses, then, from
 // the best variant so far, propose one change at a time:
 //   - add a random transformation (a perforation on a stage that has none, or a fusion
 //     change)                                            25%

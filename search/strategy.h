@@ -1,7 +1,7 @@
 // The interface every search strategy implements (genetic, hill climbing, the reuse model,
 // the portfolio of the three): propose a batch of schedules, take their measurements. A
 // strategy never measures anything itself and never knows where a candidate runs
-// (DESIGN.md: the same Evaluator serves `stipple tune` and the cluster).
+// (the design: the same Evaluator serves `stipple tune` and the cluster).
 //
 // Strategies are deterministic given their seed and the outcomes they are shown, so that
 // a tuning run that is resumed replays to the same proposals, and the evaluations stored

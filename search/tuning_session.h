@@ -1,7 +1,7 @@
 // A tuning run on one machine: a strategy proposes schedules, the Evaluator measures them
 // on the training photos, every result is committed to SQLite as it arrives (one
 // transaction per batch), and at the end the Pareto front of time versus error is
-// re-measured on the test photos and stored (image-perforation.txt §5: fronts are found
+// re-measured on the test photos and stored (Image Perforation §5: fronts are found
 // on training images, reported on test images).
 //
 // Nothing is measured twice: before a candidate is measured, the store is asked for an

@@ -1,4 +1,4 @@
-// BenchmarkLock: one benchmark at a time per host (DESIGN.md, "Evaluation protocol"),
+// BenchmarkLock: one benchmark at a time per host (the design, "Evaluation protocol"),
 // across every process that measures candidates on it. It is an flock(2) on a file that
 // all evaluator children of a host open:
 //   - compiling, and computing reference outputs, hold it shared: any number at once;

@@ -1,4 +1,4 @@
-// The Evaluator: what measures candidate schedules for a search (DESIGN.md, "Evaluation
+// The Evaluator: what measures candidate schedules for a search (the design, "Evaluation
 // protocol"). The search never knows where a candidate runs: LocalEvaluator
 // (local_evaluator.h) runs them in a child process on this host; the cluster's remote
 // evaluator sends them to workers.

@@ -1,5 +1,5 @@
 // LocalEvaluator: measures candidates on this host in a child process, stipple-evaluator
-// (evaluation_server_main.cpp), one at a time (DESIGN.md: one benchmark at a time per
+// (evaluation_server_main.cpp), one at a time (the design: one benchmark at a time per
 // host). The child runs under resource limits and a wall-clock deadline that this side
 // enforces by killing the child's whole process group; a candidate that crashes, hangs,
 // runs out of memory or writes NaN becomes a failed result with its reason, and the next

@@ -1,4 +1,4 @@
-// The measuring protocol of DESIGN.md, in the process that runs candidates (the
+// The measuring protocol of the design, in the process that runs candidates (the
 // evaluation server, evaluation_server.cpp): reference outputs under the default exact
 // schedule computed once, then for each schedule: compile (timed apart), and on each
 // photo one warm-up run and `runs` timed runs, the median kept, the error of the output

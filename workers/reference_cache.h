@@ -1,4 +1,4 @@
-// A content-addressed on-disk cache of reference outputs (DESIGN.md, "Evaluation protocol":
+// A content-addressed on-disk cache of reference outputs (the design, "Evaluation protocol":
 // the pipeline's output under the default exact schedule, computed once per pipeline,
 // photo and parameters). A worker that restarts, or measures a second run of the same
 // setup, reads them back instead of compiling and running the exact schedule again.

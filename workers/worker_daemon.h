@@ -1,4 +1,4 @@
-// WorkerDaemon: the worker side of the tuning cluster (`stipple worker`, DESIGN.md "Cluster
+// WorkerDaemon: the worker side of the tuning cluster (`stipple worker`, the design's "Cluster
 // principles"). It registers this host's capabilities with the coordinator, leases jobs in
 // batches, measures them in LocalEvaluator children and reports the results:
 //

@@ -10,7 +10,7 @@
 //                                   max(blur_x.cmin.1, blur_x.cmax.1$prev + 1))
 //
 // (`blur_x.cmax.1$prev` is the region's max at the previous iteration), and blur_x's loops
-// run over blur_x.slide.min.1..blur_x.cmax.1. See reuse-analysis-schedule-synthesis.txt §3
+// run over blur_x.slide.min.1..blur_x.cmax.1. See Schedule Synthesis through Reuse Analysis §3
 // and Halide's SlidingWindow pass.
 #pragma once
 

@@ -11,7 +11,7 @@
 //   allocate blur_x[..., min(<hull rows>, 4), ...]
 //     blur_x(x, blur_x.min.1 + (blur_x.s0.y - blur_x.min.1) % 4, c) = ...
 //
-// See reuse-analysis-schedule-synthesis.txt §3 and Halide's StorageFolding pass.
+// See Schedule Synthesis through Reuse Analysis §3 and Halide's StorageFolding pass.
 #pragma once
 
 #include <vector>

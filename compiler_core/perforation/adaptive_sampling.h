@@ -1,4 +1,4 @@
-// Adaptive sampling (image-perforation.txt §3.1): a coarse grid every k points, then
+// Adaptive sampling (Image Perforation §3.1): a coarse grid every k points, then
 // k̂ x k̂ fine grids (k̂ = k rounded up to odd) around the coarse points whose values differ
 // most from their 8 neighbours', until f·n points are computed.
 //

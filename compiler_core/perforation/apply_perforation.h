@@ -1,4 +1,4 @@
-// Image perforation as a rewrite of the pipeline (image-perforation.txt §3): a pipeline
+// Image perforation as a rewrite of the pipeline (Image Perforation §3): a pipeline
 // and a schedule with approximation directives (compiler_core/schedule/approximation.h)
 // become a pipeline without them, whose funcs compute only the chosen points and whose
 // reads reconstruct the rest, and the schedule of that pipeline. Everything after this

@@ -1,4 +1,4 @@
-// Congruence simplification (image-perforation.txt §3.3.3): proving with Z3 that an i32
+// Congruence simplification (Image Perforation §3.3.3): proving with Z3 that an i32
 // index expression is congruent to a constant modulo a grid spacing, for every value of
 // its variables. A read of a grid-perforated func at such an index needs no run-time
 // interpolation weights: residue 0 is a plain read of one sample, residue r a blend with

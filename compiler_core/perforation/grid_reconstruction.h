@@ -1,4 +1,4 @@
-// On-demand reconstruction from grid samples (image-perforation.txt §3.3): a read
+// On-demand reconstruction from grid samples (Image Perforation §3.3): a read
 // f(e0, ..., ek) of a func perforated by grid(s0, ..., sk), whose samples are stored
 // downsampled (samples(q) = f(q * s), §3.3.2), becomes an expression over the samples:
 //

@@ -1,4 +1,4 @@
-// Importance sampling (image-perforation.txt §3.1 and Appendix A): the points of a
+// Importance sampling (Image Perforation §3.1 and Appendix A): the points of a
 // perforated func are placed where the pipeline's input image is textured.
 //
 // 1. Luminance of the first image input (the mean of its first three channels, or its

@@ -1,5 +1,5 @@
 // Reconstruction of a func computed at irregular points (adaptive or importance sampling,
-// image-perforation.txt §3.2): a mask (u8, 1 where computed) and the sparse values (0
+// Image Perforation §3.2): a mask (u8, 1 where computed) and the sparse values (0
 // elsewhere) become a dense func, computed once (precomputed reconstruction; §3.3 keeps
 // on-demand reconstruction for grids). Computed points keep their values; the others:
 //

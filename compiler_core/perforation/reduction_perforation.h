@@ -1,5 +1,5 @@
 // Perforation of the reductions inside a func's definition: the taps of a convolution,
-// the window of a bilateral filter (image-perforation.txt §7.2), and the loop perforation
+// the window of a bilateral filter (Image Perforation §7.2), and the loop perforation
 // baseline's inner loops.
 //
 //   sum(i in -8..8 : k(i) * in(x - i))  with perforate_reduction(i, grid(2))

@@ -238,7 +238,7 @@ class ApproximationReader {
         if (p.sampling != SamplingKind::Grid) {
           error(m.loc,
                 "on-demand reconstruction needs grid sampling (irregular samples are "
-                "reconstructed once, image-perforation.txt §3.3)");
+                "reconstructed once, Image Perforation §3.3)");
         }
         if (p.reconstruction != ReconstructionKind::Nearest &&
             p.reconstruction != ReconstructionKind::Linear) {

@@ -1,5 +1,5 @@
 // The approximation directives of a func, as typed values: image perforation
-// (image-perforation.txt §3-4) and the loop perforation baseline it is compared with
+// (Image Perforation §3-4) and the loop perforation baseline it is compared with
 // (Sidiroglou-Douskos et al. 2011). In the text they sit in the func's chain like any
 // directive; `func_approximation` reads and validates them, with the location of the
 // argument at fault.

@@ -1,6 +1,6 @@
 // The schedule model: how and where each func of a pipeline is computed (Halide's
-// vocabulary, halide-decoupling-algorithms-from-schedules.txt §3-4), with the compute
-// level and the store level chosen separately (reuse-analysis-schedule-synthesis.txt §3).
+// vocabulary, Decoupling Algorithms from Schedules §3-4), with the compute
+// level and the store level chosen separately (Schedule Synthesis through Reuse Analysis §3).
 //
 //   Schedule ──funcs──▶ FuncSchedule ── compute level, store level (Inline | Root | At)
 //                                    └─ stages[k] ──▶ StageSchedule: ordered Directives

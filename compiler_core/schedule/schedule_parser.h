@@ -1,4 +1,4 @@
-// The schedule text form (DESIGN.md, "The schedule language"): one stage per line of
+// The schedule text form (the design, "The schedule language"): one stage per line of
 // chained calls, `#` comments.
 //
 //   schedule  := line*

@@ -297,7 +297,7 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
       }
     }
     // A job no worker could run is a recorded failure of the candidate, never a job that
-    // goes round the workers forever (DESIGN.md, "Evaluation protocol").
+    // goes round the workers forever (the design, "Evaluation protocol").
     workers::EvaluationResult failed;
     failed.status = EvaluationStatus::Error;
     if (!setup) {

@@ -1,5 +1,5 @@
 // CoordinatorService: the gRPC Coordinator service (proto/coordinator.proto) over the
-// coordinator's WorkerPool (DESIGN.md, "Cluster principles"). This slice serves the
+// coordinator's WorkerPool (the design, "Cluster principles"). This slice serves the
 // worker calls: register, lease jobs (a long poll), report results, heartbeat, and fetch
 // a run's setup and photos; ListWorkers from the pool. The other client calls (submit,
 // watch, list, front, cancel) go to the coordinator's runs (search/cluster_runs.h), set

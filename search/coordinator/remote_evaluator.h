@@ -1,4 +1,4 @@
-// RemoteEvaluator: the Evaluator of a tuning run on the cluster (DESIGN.md, "Data flow":
+// RemoteEvaluator: the Evaluator of a tuning run on the cluster (the design, "Data flow":
 // the same interface serves the in-process worker and the remote pool). Each candidate
 // becomes a job of the coordinator's WorkerPool; workers of the run's target lease and
 // measure it, and evaluate() returns when every job of the batch has its result.

@@ -1,4 +1,4 @@
-// WorkerPool: the coordinator's side of the cluster (DESIGN.md, "Cluster principles").
+// WorkerPool: the coordinator's side of the cluster (the design, "Cluster principles").
 // Tuning runs submit evaluation jobs and await their results; workers register, lease
 // jobs, heartbeat and report. The coordinator's gRPC service is a thin layer over it.
 //

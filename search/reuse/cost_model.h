@@ -1,4 +1,4 @@
-// The cost model of reuse-analysis-schedule-synthesis.txt §3 and §4.2, Algorithm 3:
+// The cost model of Schedule Synthesis through Reuse Analysis §3 and §4.2, Algorithm 3:
 //
 //   C_total = sum over stages K_i of  w * Cl(K_i) + Cp(K_i) - C_root(K_i)
 //

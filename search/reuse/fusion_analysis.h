@@ -1,4 +1,4 @@
-// Fusion analysis, reuse-analysis-schedule-synthesis.txt §4.1: where each stage of a
+// Fusion analysis, Schedule Synthesis through Reuse Analysis §4.1: where each stage of a
 // group is computed and where it is stored, as positions in the group output's loop
 // order D_m (innermost 0).
 //

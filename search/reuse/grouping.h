@@ -1,4 +1,4 @@
-// Stage grouping, reuse-analysis-schedule-synthesis.txt §4.3 (Algorithms 4 and 5): a
+// Stage grouping, Schedule Synthesis through Reuse Analysis §4.3 (Algorithms 4 and 5): a
 // group (segment) is a stage computed at root, its output, with the stages computed
 // inside its tiles. The whole pipeline is first one group (every stage fused into the
 // output or inlined); only when its working set does not fit in the last-level cache is

@@ -1,4 +1,4 @@
-// D_m of reuse-analysis-schedule-synthesis.txt §4.1: the tiled loop nest of a group's
+// D_m of Schedule Synthesis through Reuse Analysis §4.1: the tiled loop nest of a group's
 // output stage, innermost first, e.g. (xi, yi, xo, yo) for `out.tile(x, y, xo, yo, xi,
 // yi, Tx, Ty)`. Dimensions 0 and 1 of the output are tiled (dimension 0 alone for a
 // 1-dimensional output); the others (the colour channel) are loops of their own, inside

@@ -1,4 +1,4 @@
-// The machine model of the reuse model (reuse-analysis-schedule-synthesis.txt §4.2-4.3,
+// The machine model of the reuse model (Schedule Synthesis through Reuse Analysis §4.2-4.3,
 // Table 2): the number of cores (threads of the parallel loop, equation 14), the cache
 // sizes that bound a tile's working set (L2 for buffers that are not folded, the
 // last-level cache for folded ones and for a segment), the cache line (the unit of

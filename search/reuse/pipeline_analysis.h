@@ -1,4 +1,4 @@
-// The pipeline as the reuse model sees it (reuse-analysis-schedule-synthesis.txt §4.1):
+// The pipeline as the reuse model sees it (Schedule Synthesis through Reuse Analysis §4.1):
 // a DAG of stages K_0..K_m (funcs, with the inputs as leaves), each stage's reads of its
 // producers (L_i), and for each stage the list W_i of its consumers that reuse its
 // values across iterations of one of their loops, with the dependence overlap per

@@ -1,6 +1,6 @@
 // The regions of a group's stages as functions of how much of the group's output one
 // iteration of a loop covers: the footprints behind every buffer size and cost of
-// reuse-analysis-schedule-synthesis.txt §3 (Tx (Ty + 2) for blur_x per tile, equation 1).
+// Schedule Synthesis through Reuse Analysis §3 (Tx (Ty + 2) for blur_x per tile, equation 1).
 //
 // Regions are found by interval arithmetic from the output inwards, as bounds inference
 // does, one output dimension at a time: a stage dimension driven by output dimension X

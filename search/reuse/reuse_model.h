@@ -1,4 +1,4 @@
-// The analytical reuse model of reuse-analysis-schedule-synthesis.txt (Sioutas et al.,
+// The analytical reuse model of Schedule Synthesis through Reuse Analysis (Sioutas et al.,
 // §3-4) as a schedule generator: one exact schedule for a pipeline on a machine, in
 // milliseconds, without measuring anything.
 //

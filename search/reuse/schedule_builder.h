@@ -1,5 +1,5 @@
 // From the reuse model's decisions to a Schedule in the language of
-// compiler_core/schedule (LOOPS.md), §4.4 of reuse-analysis-schedule-synthesis.txt:
+// compiler_core/schedule (LOOPS.md), §4.4 of Schedule Synthesis through Reuse Analysis:
 // each tiled group's output is tiled in the chosen order, its innermost intra-tile loop
 // vectorised with the machine's vector width and its outermost loop parallel when there
 // is more than one core; every stage computed inside it gets compute_at / store_at at its

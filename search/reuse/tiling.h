@@ -1,4 +1,4 @@
-// Algorithm 3 of reuse-analysis-schedule-synthesis.txt (§4.2, group tiling): for every
+// Algorithm 3 of Schedule Synthesis through Reuse Analysis (§4.2, group tiling): for every
 // loop permutation of the group output's tiled loop nest, Algorithms 1 and 2 choose the
 // compute and store levels, and every legal tile size is costed (cost_model.h); the
 // permutation and tile of least cost win. Legal tiles (§4.2):

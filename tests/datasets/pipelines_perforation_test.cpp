@@ -1,4 +1,4 @@
-// The seven benchmark pipelines of image-perforation.txt section 7 (datasets/pipelines/*.stp)
+// The seven benchmark pipelines of Image Perforation section 7 (datasets/pipelines/*.stp)
 // run through the reference evaluator and compared with straightforward C++ written here
 // from the paper's description: plain loops, clamp-to-edge (or mirror) reads, double
 // precision where the language computes in f32, so each tolerance covers f32 rounding

@@ -15,7 +15,7 @@ namespace {
 
 TEST(ScheduleParser, DesignExampleParsesIntoTheModel) {
   Schedule s = parse_schedule(
-      "# the example of DESIGN.md\n"
+      "# the example of the design\n"
       "out.tile(x, y, xo, yo, xi, yi, 256, 32).parallel(yo).vectorize(xi, 8)\n"
       "A.compute_at(out, yi).store_at(out, yo).vectorize(x, 8)      # sliding window\n"
       "hist.update(0).parallel(y)\n"

@@ -1,4 +1,4 @@
-// Algorithms 1 and 2 (reuse-analysis-schedule-synthesis.txt §4.1) on small pipelines whose
+// Algorithms 1 and 2 (Schedule Synthesis through Reuse Analysis §4.1) on small pipelines whose
 // expected (compute, store) levels are written by hand from the rules, one rule per stage.
 #include "search/reuse/fusion_analysis.h"
 

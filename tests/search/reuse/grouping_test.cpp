@@ -1,4 +1,4 @@
-// Algorithms 4 and 5 (reuse-analysis-schedule-synthesis.txt §4.3): with a last-level
+// Algorithms 4 and 5 (Schedule Synthesis through Reuse Analysis §4.3): with a last-level
 // cache too small for the fused pipeline, the generator splits it into segments computed
 // at root, each tiled on its own; the schedule still passes the checker and computes
 // exactly what the reference evaluator computes.

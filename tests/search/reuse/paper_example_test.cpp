@@ -1,4 +1,4 @@
-// reuse-analysis-schedule-synthesis.txt §3, the worked example: the 3x3 blur (blur_x then
+// Schedule Synthesis through Reuse Analysis §3, the worked example: the 3x3 blur (blur_x then
 // blur_y, Figure 1). Algorithm 1 picks (yi, xo) for blur_x in the loop order (xi, yi, xo,
 // yo), and the model's buffer sizes, computed points and load costs are the paper's
 // equations 1-13 for several tile sizes, value for value.

@@ -1,4 +1,4 @@
-// Algorithm 3 (reuse-analysis-schedule-synthesis.txt §4.2): the loop order and tile the
+// Algorithm 3 (Schedule Synthesis through Reuse Analysis §4.2): the loop order and tile the
 // search returns minimise the cost function over every enumerated order and tile that
 // satisfies the constraints (checked by brute force here), and satisfy them: the
 // innermost tile a multiple of the cache line and the vector width, enough outer tiles
