@@ -237,7 +237,8 @@ Interval Interval::intersect_with(const Interval& o) const {
 
 Interval interval_of(const Expr& e, IntervalScope& scope, const IntervalConstants& k) {
   Type t = e.type();
-  // An operation on a value that is never computed is never computed either.
+  // Arithmetic, min and max are empty when an operand is: an operation on a value that is
+  // never computed is never computed either. (Comparisons stay 0..1; select is a union.)
   auto binary = [&](const auto* op) {
     return std::pair{interval_of(op->a, scope, k), interval_of(op->b, scope, k)};
   };

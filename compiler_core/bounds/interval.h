@@ -8,7 +8,8 @@
 // the values of its constants; it is sound, not always tight. Loads from funcs and inputs
 // are only known to lie in their element type's range, so an index computed from data is
 // unbounded unless the program clamps it. The symbolic twin, with Expr ends, is
-// compiler_core/lowering/bounds_inference.h.
+// compiler_core/lowering/bounds_inference.h; why there are two, and what they share, is
+// in compiler_core/lowering/README.md, "Bounds".
 #pragma once
 
 #include <string>
@@ -61,7 +62,7 @@ class IntervalConstants {
 Interval interval_of(const Expr& e, IntervalScope& scope, const IntervalConstants& k);
 
 // Rule helpers, public so that the symbolic engine (compiler_core/lowering/
-// bounds_inference.cpp), which states the same rules with Expr ends, can take them from here.
+// bounds_inference.cpp), which states the same rules with Expr ends, takes them from here.
 
 /// Float ends move outward by a relative 2^-20 plus an absolute 2^-100 (for ends at 0):
 /// more than single-precision rounding of the real computation can move a value.
