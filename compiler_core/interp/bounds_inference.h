@@ -1,11 +1,9 @@
-// Bounds inference over concrete values: interval arithmetic on IR expressions and the
-// box each func must be realised over.
+// Bounds inference over concrete values: the box each func must be realised over.
 //
 // Every constant (params, input extents) is a point; a consumer's pure variables range
-// over the consumer's box and reduction variables over their evaluated ranges. Loads from
-// funcs and inputs are only known to lie in their element type's range, so an index that
-// depends on an f32 or i32 value is unbounded unless the program clamps it. Intervals are
-// sound (they contain every value the evaluator can compute), not necessarily tight.
+// over the consumer's box and reduction variables over their evaluated ranges. The
+// interval arithmetic itself is compiler_core/bounds/interval.h's, shared with the reuse
+// model.
 #pragma once
 
 #include <map>
@@ -13,28 +11,27 @@
 #include <utility>
 #include <vector>
 
+#include "compiler_core/bounds/interval.h"
 #include "compiler_core/interp/evaluation_setup.h"
 
 namespace stipple::interp {
 
-/// A closed interval of real numbers, possibly infinite at either end; `may_be_nan` for
-/// float expressions that can produce NaN (which a cast to an integer turns into 0).
-struct Interval {
-  double min = 0, max = 0;
-  bool may_be_nan = false;
+using bounds::Interval;
+using bounds::IntervalConstants;
+using bounds::IntervalScope;
 
-  static Interval point(double v) { return {v, v, false}; }
-  static Interval everything();
-  static Interval of_type(Type t);
-  bool is_bounded() const;
-  Interval union_with(const Interval& o) const;
+/// The params and input extents of one evaluation as interval constants (points); a
+/// variable outside the scope is an InternalError.
+class EnvConstants : public IntervalConstants {
+ public:
+  explicit EnvConstants(const ConstantEnv& env) : env_(env) {}
+  Interval param(const std::string& name, Type t) const override;
+  Interval input_extent(const std::string& input, int dim) const override;
+  Interval free_variable(const std::string& name) const override;
+
+ private:
+  const ConstantEnv& env_;
 };
-
-/// Variables in scope, innermost last (so shadowing works by searching from the back).
-using IntervalScope = std::vector<std::pair<std::string, Interval>>;
-
-/// The interval of values `e` can take with its variables in `scope`.
-Interval interval_of(const Expr& e, IntervalScope& scope, const ConstantEnv& env);
 
 /// Coordinates and sizes beyond these make a box "unbounded" for the user's purposes.
 inline constexpr int64_t kMaxBoxCoordinate = int64_t{1} << 30;
@@ -51,6 +48,6 @@ std::map<std::string, FuncBox> infer_boxes(const ConstantEnv& env,
 /// The concrete range [min, max] of each variable of a reduction domain whose bounds
 /// depend only on constants (and variables already in `scope`): the hull of the bounds.
 std::vector<Interval> domain_intervals(const std::vector<ReductionVariable>& domain,
-                                       IntervalScope& scope, const ConstantEnv& env);
+                                       IntervalScope& scope, const IntervalConstants& k);
 
 }  // namespace stipple::interp

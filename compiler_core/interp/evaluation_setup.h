@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "compiler_core/interp/evaluator.h"
-#include "compiler_core/interp/scalar_ops.h"
+#include "compiler_core/ir/scalar_ops.h"
 
 namespace stipple::interp {
 

@@ -19,7 +19,6 @@ using interp::ExprCompiler;
 using interp::ExprProgram;
 using interp::Machine;
 using interp::RealisedFuncs;
-using interp::Value;
 
 namespace {
 
@@ -49,11 +48,11 @@ void realise_pure(const ConstantEnv& env, const RealisedFuncs& funcs, const Func
     Machine m(program);
     std::vector<int64_t> coords(dims);
     point_at(begin, buf, coords);
-    for (int d = 0; d < dims; ++d) m.slot(d) = interp::int_value(coords[d]);
+    for (int d = 0; d < dims; ++d) m.slot(d) = int_value(coords[d]);
     void* data = buf.data();
     ScalarType type = buf.type();
     for (int64_t i = begin; i < end; ++i) {
-      interp::store_element(type, data, i, m.eval(root));
+      store_element(type, data, i, m.eval(root));
       // Step to the next point, dimension 0 fastest.
       for (int d = 0; d < dims; ++d) {
         Value& s = m.slot(d);
@@ -138,7 +137,7 @@ void realise_update(const ConstantEnv& env, const RealisedFuncs& funcs, const Fu
                          "update of '" + f.name + "' has a value of another type");
 
   Machine m(program);
-  for (const Loop& l : loops) m.slot(l.slot) = interp::int_value(l.lo);
+  for (const Loop& l : loops) m.slot(l.slot) = int_value(l.lo);
   std::vector<int64_t> site(dims);
   for (;;) {
     for (int d = 0; d < dims; ++d) site[d] = m.eval(lhs[d]).i;
@@ -147,7 +146,7 @@ void realise_update(const ConstantEnv& env, const RealisedFuncs& funcs, const Fu
     // its value, whose read of the same site would be outside the box too.
     if (buf.contains(site)) {
       Value v = m.eval(value);
-      interp::store_element(buf.type(), buf.data(), buf.offset_of(site), v);
+      store_element(buf.type(), buf.data(), buf.offset_of(site), v);
     }
     size_t k = loops.size();
     while (k > 0) {

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "compiler_core/interp/evaluation_setup.h"
-#include "compiler_core/interp/scalar_ops.h"
+#include "compiler_core/ir/scalar_ops.h"
 
 namespace stipple::interp {
 

@@ -1,4 +1,5 @@
-// Symbolic interval arithmetic over Exprs (rules: the interp version, see the header).
+// Symbolic interval arithmetic over Exprs (rules: compiler_core/bounds/interval.cpp, see
+// the header and README.md, "Bounds").
 #include "compiler_core/lowering/bounds_inference.h"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "compiler_core/bounds/interval.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_equality.h"
 #include "compiler_core/ir/ir_visitor.h"
@@ -125,17 +127,14 @@ Expr bin(const Expr& a, const Expr& b) {
   return fold(Op::kNodeType, a, b);
 }
 
-// Float ends move outward by a relative 2^-20 (as the interp version's `widen`), so that
+// Float ends move outward as the concrete engine's (bounds::widen_float_end), so that
 // rounding of the real computation in f32 never leaves the interval.
 Expr widen(const Expr& v, bool up) {
   if (!v.defined()) return v;
-  if (const FloatImm* imm = v.as<FloatImm>()) {
-    double x = imm->value;
-    double d = std::abs(x) * 0x1p-20 + 0x1p-100;
-    return f64(up ? x + d : x - d);
-  }
-  Expr d =
-      Add::make(Mul::make(Call::make_intrinsic(Intrinsic::Abs, {v}), f64(0x1p-20)), f64(0x1p-100));
+  if (const FloatImm* imm = v.as<FloatImm>()) return f64(bounds::widen_float_end(imm->value, up));
+  Expr d = Add::make(
+      Mul::make(Call::make_intrinsic(Intrinsic::Abs, {v}), f64(bounds::kFloatWidenRelative)),
+      f64(bounds::kFloatWidenAbsolute));
   return up ? Add::make(v, d) : Sub::make(v, d);
 }
 SInterval widened(SInterval iv) {
@@ -306,7 +305,8 @@ SInterval BoundsContext::compute(const Expr& e) {
   auto float_nan = [](const SInterval& a, const SInterval& b) {
     return a.may_be_nan || b.may_be_nan || !a.bounded() || !b.bounded();
   };
-  // Results of u8/u16 arithmetic may wrap: the type's range (as the interp's `fit`).
+  // Results of u8/u16 arithmetic may wrap: the type's range (as `fit` in the concrete
+  // engine, compiler_core/bounds/interval.cpp).
   if (t.is_unsigned() && e.node_type() != IRNodeType::Cast &&
       e.node_type() != IRNodeType::Variable) {
     switch (e.node_type()) {
@@ -344,11 +344,8 @@ SInterval BoundsContext::compute(const Expr& e) {
         return r;
       }
       if (t.is_int()) {
-        // From an integer or bool: i32 keeps the range; narrower unsigned types keep it
-        // only from a narrower unsigned type (otherwise the value may wrap).
-        if (t == Int32()) return a;
-        if (from.is_bool() || (from.is_unsigned() && from.bits() <= t.bits())) return a;
-        return int_range(t);
+        // From an integer or bool: the range is kept where the value cannot wrap.
+        return bounds::int_cast_keeps_values(from, t) ? a : int_range(t);
       }
       // To a float.
       SInterval r = a;
@@ -557,7 +554,7 @@ SInterval BoundsContext::compute(const Expr& e) {
             empty = SInterval::point(make_zero(bt));
           } else if (bt.is_unsigned()) {
             empty = SInterval::point(
-                i32(op->op == ReduceOp::Minimum ? static_cast<int64_t>(bt.max_value()) : 0));
+                i32(static_cast<int64_t>(bounds::empty_reduction_value(op->op, bt))));
           } else {
             empty = {Expr(), Expr(), false};
           }

@@ -1,14 +1,15 @@
 // Symbolic bounds inference: interval arithmetic over Exprs.
 //
-// The interp version (compiler_core/interp/bounds_inference.cpp) computes intervals of
-// concrete numbers once the inputs and params are known; the lowering knows neither, so
-// here an interval's ends are Exprs (Min/Max/Add trees that LLVM folds) evaluated by the
-// generated code. The rules follow the interp version, a little looser where a decision
-// depends on a runtime value (a divisor's sign, a domain's emptiness): intervals are
-// sound (they contain every value the generated code can compute), not always tight.
+// The concrete engine (compiler_core/bounds/interval.h, used by the evaluator and the
+// reuse model) computes intervals of numbers once the inputs and params are known; the
+// lowering knows neither, so here an interval's ends are Exprs (Min/Max/Add trees that
+// LLVM folds) evaluated by the generated code. The rules follow the concrete engine's, a
+// little looser where a decision depends on a runtime value (a divisor's sign, a domain's
+// emptiness), and take the helpers they share from it (README.md, "Bounds"): intervals
+// are sound (they contain every value the generated code can compute), not always tight.
 //
-// Integer intervals have i32 ends; float intervals have f64 ends, widened like the interp
-// version's so that single-precision rounding never leaves them. An undefined end is
+// Integer intervals have i32 ends; float intervals have f64 ends, widened like the
+// concrete engine's so that single-precision rounding never leaves them. An undefined end is
 // infinite (an unclamped data-dependent index, a float that may overflow).
 //
 // Variables are looked up in a VarTable: a variable bound at or outside the level where

@@ -1,53 +1,42 @@
 // Interval arithmetic over the index expressions of a pipeline, for the reuse model's
 // analysis: which part of a producer a consumer reads, given the ranges of the
-// consumer's variables (reuse-analysis-schedule-synthesis.txt §3: the footprints whose
-// sizes are equations 1-13).
+// consumer's variables (Sioutas et al., "Schedule Synthesis for Halide Pipelines through
+// Reuse Analysis", §3: the footprints whose sizes are equations 1-13).
 //
-// Params take their default values and input extents an estimate (the model schedules
-// for output extents, not for given images), so every constant is a point. A load from a
-// func or an input is only known to lie in its element type's range: an index computed
-// from data is unbounded unless the program clamps it. Intervals contain every value
-// the index can take (for these constants); they are not always tight.
+// The arithmetic is the evaluator's (compiler_core/bounds/interval.h), so a footprint
+// contains every index the evaluator can read. What is the reuse model's own is the
+// constants: params take their default values and input extents an estimate (the model
+// schedules for output extents, not for given images), so every constant is a point;
+// and a name outside the scope is unbounded.
 #pragma once
 
 #include <cstdint>
-#include <limits>
 #include <map>
 #include <string>
-#include <utility>
 #include <vector>
 
+#include "compiler_core/bounds/interval.h"
 #include "compiler_core/ir/pipeline.h"
 
 namespace stipple::search::reuse {
 
-/// A closed interval of integers or reals; empty when lo > hi; infinite ends allowed.
-struct Interval {
-  double lo = 0, hi = -1;
-
-  static Interval point(double v) { return {v, v}; }
-  static Interval range(double lo, double hi) { return {lo, hi}; }
-  static Interval everything() {
-    return {-std::numeric_limits<double>::infinity(), std::numeric_limits<double>::infinity()};
-  }
-  static Interval none() { return {1, 0}; }
-
-  bool empty() const { return lo > hi; }
-  bool bounded() const;
-  /// The number of integers in [lo, hi] (0 when empty, infinite when unbounded).
-  double extent() const { return empty() ? 0 : hi - lo + 1; }
-  Interval hull(const Interval& o) const;
-  Interval intersect(const Interval& o) const;
-  bool operator==(const Interval& o) const = default;
-};
+using Interval = bounds::Interval;
+using IntervalScope = bounds::IntervalScope;
+using bounds::interval_of;
+using bounds::reduction_range;
 
 /// The constants of one analysis: the pipeline (params at their defaults) and the
 /// estimated extents of its inputs.
-struct IndexConstants {
+struct IndexConstants : bounds::IntervalConstants {
   const Pipeline* pipeline = nullptr;
   std::map<std::string, std::vector<int64_t>> input_extents;
 
-  int64_t input_extent(const std::string& input, int dim) const;
+  /// The estimated extent of dimension `dim` of an input (1 beyond its dimensions).
+  int64_t estimated_extent(const std::string& input, int dim) const;
+
+  Interval param(const std::string& name, Type t) const override;
+  Interval input_extent(const std::string& input, int dim) const override;
+  Interval free_variable(const std::string& name) const override;
 };
 
 /// Input extents for a pipeline computed over `output_extents`: an output extent that is
@@ -55,13 +44,6 @@ struct IndexConstants {
 /// default) gives that input's extent; other input dimensions take the output's extent
 /// in the same dimension, or 4 beyond the output's dimensions.
 IndexConstants make_index_constants(const Pipeline& p, const std::vector<int64_t>& output_extents);
-
-/// Variables in scope, innermost last.
-using IntervalScope = std::vector<std::pair<std::string, Interval>>;
-
-/// The interval of values `e` takes with its variables in `scope` (unknown names are
-/// unbounded).
-Interval interval_of(const Expr& e, IntervalScope& scope, const IndexConstants& k);
 
 /// Whether `e` reads a func or an input (a data-dependent index).
 bool reads_data(const Expr& e);

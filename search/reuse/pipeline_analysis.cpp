@@ -51,8 +51,7 @@ void bind_scope(const ReadSite& site, F loop_interval, IntervalScope& scope,
                 const IndexConstants& k) {
   for (const auto& [name, dim] : site.loop_vars) scope.push_back({name, loop_interval(dim)});
   for (const ReductionVariable& rv : site.reductions) {
-    Interval lo = interval_of(rv.min, scope, k), hi = interval_of(rv.max, scope, k);
-    scope.push_back({rv.name, Interval{lo.lo, hi.hi}});
+    scope.push_back({rv.name, reduction_range(rv, scope, k)});
   }
 }
 
@@ -209,7 +208,7 @@ void PipelineAnalysis::compute_reuse() {
         // (consecutive iterations) and far away (whether it moves at all: `x / 2` stays
         // put from 0 to 1).
         constexpr int kFar = 1024;
-        std::vector<Interval> f0(pn.dims.size(), Interval::none()), f1 = f0, far = f0;
+        std::vector<Interval> f0(pn.dims.size(), Interval::nothing()), f1 = f0, far = f0;
         for (const ReadSite* s : sites) {
           for (int at : {0, 1, kFar}) {
             IntervalScope scope;
@@ -217,7 +216,7 @@ void PipelineAnalysis::compute_reuse() {
                 *s, [&](int dim) { return Interval::point(dim == var ? at : 0); }, scope, k_);
             std::vector<Interval>& f = at == 0 ? f0 : at == 1 ? f1 : far;
             for (size_t d = 0; d < s->args.size() && d < pn.dims.size(); ++d) {
-              f[d] = f[d].hull(interval_of(s->args[d], scope, k_));
+              f[d] = f[d].union_with(interval_of(s->args[d], scope, k_));
             }
           }
         }
@@ -227,8 +226,8 @@ void PipelineAnalysis::compute_reuse() {
         r.full = true;
         bool overlap = true;
         for (size_t d = 0; d < pn.dims.size(); ++d) {
-          Interval both = f0[d].intersect(f1[d]);
-          if (both.empty()) overlap = false;
+          Interval both = f0[d].intersect_with(f1[d]);
+          if (both.is_empty()) overlap = false;
           bool moves = !(f0[d] == f1[d]) || !(f0[d] == far[d]);
           r.full &= !moves;
           r.amount.push_back(moves ? both.extent() : -1);
@@ -251,7 +250,7 @@ void PipelineAnalysis::compute_reuse() {
 
 void PipelineAnalysis::compute_root_regions() {
   root_.assign(nodes_.size(), {});
-  for (int i : topo_) root_[i].assign(nodes_[i].dims.size(), Interval::none());
+  for (int i : topo_) root_[i].assign(nodes_[i].dims.size(), Interval::nothing());
   for (size_t d = 0; d < root_[output_].size(); ++d) {
     root_[output_][d] = Interval::range(0, double(extents_[d] - 1));
   }
@@ -262,16 +261,16 @@ void PipelineAnalysis::compute_root_regions() {
       bind_scope(
           s, [&](int dim) { return root_[c][dim]; }, scope, k_);
       for (size_t d = 0; d < s.args.size() && d < root_[s.producer].size(); ++d) {
-        root_[s.producer][d] = root_[s.producer][d].hull(interval_of(s.args[d], scope, k_));
+        root_[s.producer][d] = root_[s.producer][d].union_with(interval_of(s.args[d], scope, k_));
       }
     }
   }
   for (int i : topo_) {
     if (!nodes_[i].is_input) continue;
     for (size_t d = 0; d < root_[i].size(); ++d) {
-      double ext = double(k_.input_extent(nodes_[i].name, int(d)));
-      root_[i][d] = root_[i][d].intersect(Interval::range(0, ext - 1));
-      if (root_[i][d].empty()) root_[i][d] = Interval::range(0, 0);
+      double ext = double(k_.estimated_extent(nodes_[i].name, int(d)));
+      root_[i][d] = root_[i][d].intersect_with(Interval::range(0, ext - 1));
+      if (root_[i][d].is_empty()) root_[i][d] = Interval::range(0, 0);
     }
   }
 }

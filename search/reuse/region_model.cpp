@@ -29,7 +29,7 @@ RegionModel::RegionModel(const PipelineAnalysis& a, int output, std::vector<bool
   for (size_t i = 0; i < a.nodes().size(); ++i) {
     const Node& n = a.node(int(i));
     for (size_t d = 0; d < n.dims.size(); ++d) {
-      limit_[i].push_back(n.is_input ? double(a.constants().input_extent(n.name, int(d)))
+      limit_[i].push_back(n.is_input ? double(a.constants().estimated_extent(n.name, int(d)))
                                      : std::numeric_limits<double>::infinity());
     }
   }
@@ -50,7 +50,7 @@ RegionModel::Propagation RegionModel::propagate(const std::vector<Interval>& see
   Propagation p;
   p.region.resize(a.nodes().size());
   for (size_t i = 0; i < a.nodes().size(); ++i) {
-    p.region[i].assign(a.node(int(i)).dims.size(), Interval::none());
+    p.region[i].assign(a.node(int(i)).dims.size(), Interval::nothing());
   }
   p.footprint.resize(edges_.size());
   p.region[output_] = seed;
@@ -59,18 +59,16 @@ RegionModel::Propagation RegionModel::propagate(const std::vector<Interval>& see
     for (const ReadSite& s : a.node(c).reads) {
       const int pr = s.producer;
       std::vector<Interval>& fp = p.footprint[edges_.at({c, pr})];
-      if (fp.empty()) fp.assign(a.node(pr).dims.size(), Interval::none());
+      if (fp.empty()) fp.assign(a.node(pr).dims.size(), Interval::nothing());
       scope.clear();
       for (const auto& [name, dim] : s.loop_vars) scope.push_back({name, p.region[c][dim]});
       for (const ReductionVariable& rv : s.reductions) {
-        Interval lo = interval_of(rv.min, scope, a.constants());
-        Interval hi = interval_of(rv.max, scope, a.constants());
-        scope.push_back({rv.name, Interval{lo.lo, hi.hi}});
+        scope.push_back({rv.name, reduction_range(rv, scope, a.constants())});
       }
       for (size_t d = 0; d < s.args.size() && d < fp.size(); ++d) {
         Interval v = interval_of(s.args[d], scope, a.constants());
-        fp[d] = fp[d].hull(v);
-        p.region[pr][d] = p.region[pr][d].hull(v);
+        fp[d] = fp[d].union_with(v);
+        p.region[pr][d] = p.region[pr][d].union_with(v);
       }
     }
   }

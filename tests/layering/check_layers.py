@@ -17,8 +17,8 @@ import sys
 # The compiler's own folders, bottom up: each may include the ones before it. So the
 # lowering never includes codegen (a back end consumes its LoweredFunction), and the IR
 # nothing but the common layer.
-COMPILER_ORDER = ["support", "ir", "runtime", "language", "image", "interp", "schedule",
-                  "perforation", "lowering", "codegen"]
+COMPILER_ORDER = ["support", "ir", "runtime", "language", "image", "bounds", "interp",
+                  "schedule", "perforation", "lowering", "codegen"]
 COMPILER = ["compiler_core/" + d for d in COMPILER_ORDER]
 
 # layer -> the layers it may include (besides itself). Read from the bottom up:

@@ -203,7 +203,7 @@ class ShortCircuit : public ::testing::Test {
     int32_t slot = compiler.bind("x");
     int32_t root = compiler.compile(e);
     interp::Machine m(program);
-    m.slot(slot) = interp::int_value(x);
+    m.slot(slot) = int_value(x);
     return m.eval(root).i;
   }
   Expr f(Expr i) { return call(Int32(), "f", {std::move(i)}); }

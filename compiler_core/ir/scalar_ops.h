@@ -13,7 +13,7 @@
 
 #include "compiler_core/ir/type.h"
 
-namespace stipple::interp {
+namespace stipple {
 
 union Value {
   int64_t i;
@@ -157,4 +157,4 @@ inline int64_t clamp_coordinate(int64_t c, int64_t extent) {
   return c < 0 ? 0 : (c >= extent ? extent - 1 : c);
 }
 
-}  // namespace stipple::interp
+}  // namespace stipple

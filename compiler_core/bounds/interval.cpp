@@ -1,0 +1,347 @@
+// Interval arithmetic over IR expressions with concrete ends (rules: see the header).
+#include "compiler_core/bounds/interval.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "compiler_core/ir/error.h"
+#include "compiler_core/ir/scalar_ops.h"
+
+namespace stipple::bounds {
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+// Endpoint arithmetic that never yields NaN: a NaN endpoint (inf - inf) widens outward.
+double lower(double v) { return std::isnan(v) ? -kInf : v; }
+double upper(double v) { return std::isnan(v) ? kInf : v; }
+// A zero factor is exactly zero, even against an infinite endpoint.
+double mul_endpoint(double a, double b) { return (a == 0 || b == 0) ? 0 : a * b; }
+
+bool has_infinite_end(const Interval& a) { return std::isinf(a.min) || std::isinf(a.max); }
+
+Interval bool_interval() { return {0, 1, false}; }
+
+/// Makes an interval computed with exact real arithmetic valid for values of type t:
+/// an integer result that may leave the type's range may wrap to anything in it.
+Interval fit(Type t, Interval iv) {
+  if (t.is_bool()) return bool_interval();
+  if (t.is_int()) {
+    if (std::isnan(iv.min) || std::isnan(iv.max) || iv.min < t.min_value() ||
+        iv.max > t.max_value()) {
+      return Interval::of_type(t);
+    }
+    return {std::floor(iv.min), std::ceil(iv.max), false};
+  }
+  return {widen_float_end(lower(iv.min), false), widen_float_end(upper(iv.max), true),
+          iv.may_be_nan};
+}
+
+/// `fit` for an operation whose real result is a value of a float type t: no widening.
+Interval exact(Type t, Interval iv) { return t.is_float() ? iv : fit(t, iv); }
+
+Interval corners(double a0, double a1, double b0, double b1, double (*op)(double, double)) {
+  double c[4] = {op(a0, b0), op(a0, b1), op(a1, b0), op(a1, b1)};
+  Interval r{kInf, -kInf, false};
+  for (double v : c) {
+    if (std::isnan(v)) return Interval::everything();
+    r.min = std::min(r.min, v);
+    r.max = std::max(r.max, v);
+  }
+  return r;
+}
+
+Interval int_div(const Interval& a, const Interval& b) {
+  // Integer intervals are always finite (fit() clamps them to their type).
+  int64_t a0 = static_cast<int64_t>(a.min), a1 = static_cast<int64_t>(a.max);
+  int64_t b0 = static_cast<int64_t>(b.min), b1 = static_cast<int64_t>(b.max);
+  Interval r{kInf, -kInf, false};
+  auto add = [&](int64_t v) {
+    r.min = std::min(r.min, static_cast<double>(v));
+    r.max = std::max(r.max, static_cast<double>(v));
+  };
+  if (b0 <= 0 && 0 <= b1) add(0);  // x / 0 == 0
+  // Floor division is monotonic in a for a fixed sign of b, and for fixed a monotonic in
+  // b over each sign of b, so the extremes lie at the corners of each sign's part.
+  if (b1 >= 1) {
+    int64_t p0 = std::max<int64_t>(b0, 1);
+    for (int64_t x : {a0, a1}) {
+      for (int64_t y : {p0, b1}) add(floor_div(x, y));
+    }
+  }
+  if (b0 <= -1) {
+    int64_t n1 = std::min<int64_t>(b1, -1);
+    for (int64_t x : {a0, a1}) {
+      for (int64_t y : {b0, n1}) add(floor_div(x, y));
+    }
+  }
+  return r;
+}
+
+Interval int_mod(const Interval& a, const Interval& b) {
+  double m = std::max(std::abs(b.min), std::abs(b.max));
+  if (m == 0) return Interval::point(0);
+  if (b.min == b.max && a.min >= 0 && a.max < m) return a;  // already reduced
+  return {0, m - 1, false};
+}
+
+Interval float_mod(const Interval& a, const Interval& b) {
+  // a - b * floor(a / b) lies in [0, b] for b > 0 (b itself after rounding) and [b, 0] for b < 0.
+  bool nan = a.may_be_nan || b.may_be_nan || has_infinite_end(a) || has_infinite_end(b);
+  if (b.min > 0) return {0, b.max, nan};
+  if (b.max < 0) return {b.min, 0, nan};
+  return Interval::everything();
+}
+
+Interval abs_interval(const Interval& a) {
+  if (a.min >= 0) return a;
+  if (a.max <= 0) return {-a.max, -a.min, a.may_be_nan};
+  return {0, std::max(-a.min, a.max), a.may_be_nan};
+}
+
+Interval intrinsic_interval(const Call* op, IntervalScope& scope, const IntervalConstants& k) {
+  Interval a = interval_of(op->args[0], scope, k);
+  if (a.is_empty()) return Interval::nothing();
+  Type t = op->type;
+  bool nan = a.may_be_nan;
+  switch (op->intrinsic) {
+    case Intrinsic::Abs: return fit(t, abs_interval(a));
+    // Each is monotonic, so its ends are the ends' images, and exact: an integral value
+    // is never rounded, so no widening. Round is half to even, as the evaluator's
+    // (std::round, half away from zero, would move a lower end 2.5 to 3).
+    case Intrinsic::Floor: return exact(t, {std::floor(a.min), std::floor(a.max), nan});
+    case Intrinsic::Ceil: return exact(t, {std::ceil(a.min), std::ceil(a.max), nan});
+    case Intrinsic::Round: return exact(t, {std::nearbyint(a.min), std::nearbyint(a.max), nan});
+    case Intrinsic::Sqrt:
+      return fit(
+          t, {std::sqrt(std::max(a.min, 0.0)), std::sqrt(std::max(a.max, 0.0)), nan || a.min < 0});
+    case Intrinsic::Exp: return fit(t, {std::exp(a.min), std::exp(a.max), nan});
+    case Intrinsic::Log:
+      return fit(t, {a.min > 0 ? std::log(a.min) : -kInf, a.max > 0 ? std::log(a.max) : -kInf,
+                     nan || a.min < 0});
+    // The lowering cannot bound pow either; an index through pow must be clamped.
+    case Intrinsic::Pow: return Interval::everything();
+    case Intrinsic::Sin:
+    case Intrinsic::Cos: return {-1, 1, nan || has_infinite_end(a)};
+    case Intrinsic::None: break;
+  }
+  STIPPLE_INTERNAL_CHECK(false, "call of intrinsic None");
+  return Interval::everything();
+}
+
+Interval reduce_interval(const Reduce* op, IntervalScope& scope, const IntervalConstants& k) {
+  Type t = op->type;
+  Type body_type = op->body.type();
+  bool possibly_empty = false, always_empty = false;
+  std::vector<Interval> ranges;
+  for (const ReductionVariable& rv : op->domain) {
+    Interval lo = interval_of(rv.min, scope, k), hi = interval_of(rv.max, scope, k);
+    if (lo.max > hi.min) possibly_empty = true;
+    if (lo.min > hi.max) always_empty = true;
+    ranges.push_back({lo.min, hi.max, false});
+  }
+  Interval empty_value = Interval::point(empty_reduction_value(op->op, body_type));
+  if (always_empty) return empty_value;
+  for (size_t i = 0; i < ranges.size(); ++i) scope.emplace_back(op->domain[i].name, ranges[i]);
+  Interval body = interval_of(op->body, scope, k);
+  scope.resize(scope.size() - ranges.size());
+  double n = 1;
+  for (const Interval& r : ranges) n *= r.extent();
+  Interval r;
+  switch (op->op) {
+    case ReduceOp::Sum: {
+      double fewest = possibly_empty ? 0 : 1;  // terms
+      r = {lower(std::min(mul_endpoint(fewest, body.min), mul_endpoint(n, body.min))),
+           upper(std::max(mul_endpoint(fewest, body.max), mul_endpoint(n, body.max))),
+           body.may_be_nan || has_infinite_end(body)};
+      return fit(t, r);
+    }
+    case ReduceOp::Prod:
+      if (body.min >= 0 && body.max <= 1) return {0, 1, body.may_be_nan};
+      return Interval::of_type(t);
+    case ReduceOp::Minimum:
+    case ReduceOp::Maximum:
+    case ReduceOp::Median: r = body; break;
+    case ReduceOp::ArgMin: r = fit(Int32(), {0, n - 1, false}); break;
+  }
+  return possibly_empty ? r.union_with(empty_value) : r;
+}
+
+Interval cast_interval(const Cast* op, IntervalScope& scope, const IntervalConstants& k) {
+  Interval a = interval_of(op->value, scope, k);
+  if (a.is_empty()) return Interval::nothing();
+  Type from = op->value.type(), to = op->type;
+  if (to.is_bool()) return bool_interval();
+  if (to.is_int() && from.is_float()) {
+    Interval r =
+        Interval::point(static_cast<double>(float_to_int(to.code, a.min)))
+            .union_with(Interval::point(static_cast<double>(float_to_int(to.code, a.max))));
+    return a.may_be_nan ? r.union_with(Interval::point(0)) : r;
+  }
+  if (to.is_int() && int_cast_keeps_values(from, to)) return a;
+  return fit(to, a);
+}
+
+}  // namespace
+
+double widen_float_end(double v, bool up) {
+  if (!std::isfinite(v)) return v;
+  double d = std::abs(v) * kFloatWidenRelative + kFloatWidenAbsolute;
+  return up ? v + d : v - d;
+}
+
+bool int_cast_keeps_values(Type from, Type to) {
+  return !from.is_float() && to.is_int() && to.min_value() <= from.min_value() &&
+         from.max_value() <= to.max_value();
+}
+
+double empty_reduction_value(ReduceOp op, Type body_type) {
+  switch (op) {
+    case ReduceOp::Sum:
+    case ReduceOp::Median: return 0;
+    case ReduceOp::Prod: return 1;
+    case ReduceOp::Minimum: return body_type.max_value();
+    case ReduceOp::Maximum: return body_type.min_value();
+    case ReduceOp::ArgMin: return -1;
+  }
+  return 0;
+}
+
+Interval Interval::everything() { return {-kInf, kInf, true}; }
+
+Interval Interval::nothing() { return {kInf, -kInf, false}; }
+
+Interval Interval::of_type(Type t) {
+  if (t.is_float()) return everything();
+  return {t.min_value(), t.max_value(), false};
+}
+
+bool Interval::is_bounded() const {
+  return !may_be_nan && std::isfinite(min) && std::isfinite(max);
+}
+
+double Interval::extent() const { return is_empty() ? 0 : max - min + 1; }
+
+Interval Interval::union_with(const Interval& o) const {
+  return {std::min(min, o.min), std::max(max, o.max), may_be_nan || o.may_be_nan};
+}
+
+Interval Interval::intersect_with(const Interval& o) const {
+  return {std::max(min, o.min), std::min(max, o.max), may_be_nan && o.may_be_nan};
+}
+
+Interval interval_of(const Expr& e, IntervalScope& scope, const IntervalConstants& k) {
+  Type t = e.type();
+  // Arithmetic, min and max are empty when an operand is: an operation on a value that is
+  // never computed is never computed either. (Comparisons stay 0..1; select is a union.)
+  auto binary = [&](const auto* op) {
+    return std::pair{interval_of(op->a, scope, k), interval_of(op->b, scope, k)};
+  };
+  auto float_nan = [](const Interval& a, const Interval& b) {
+    return a.may_be_nan || b.may_be_nan || has_infinite_end(a) || has_infinite_end(b);
+  };
+  switch (e.node_type()) {
+    case IRNodeType::IntImm: return Interval::point(static_cast<double>(e.as<IntImm>()->value));
+    case IRNodeType::FloatImm: return Interval::point(e.as<FloatImm>()->value);
+    case IRNodeType::Cast: return cast_interval(e.as<Cast>(), scope, k);
+    case IRNodeType::Variable: {
+      const std::string& name = e.as<Variable>()->name;
+      for (auto it = scope.rbegin(); it != scope.rend(); ++it) {
+        if (it->first == name) return it->second;
+      }
+      return k.free_variable(name);
+    }
+    case IRNodeType::Param: return k.param(e.as<Param>()->name, t);
+    case IRNodeType::InputExtent: {
+      const InputExtent* op = e.as<InputExtent>();
+      return k.input_extent(op->input, op->dim);
+    }
+    case IRNodeType::Add: {
+      auto [a, b] = binary(e.as<Add>());
+      if (a.is_empty() || b.is_empty()) return Interval::nothing();
+      return fit(t, {lower(a.min + b.min), upper(a.max + b.max), float_nan(a, b)});
+    }
+    case IRNodeType::Sub: {
+      auto [a, b] = binary(e.as<Sub>());
+      if (a.is_empty() || b.is_empty()) return Interval::nothing();
+      return fit(t, {lower(a.min - b.max), upper(a.max - b.min), float_nan(a, b)});
+    }
+    case IRNodeType::Mul: {
+      auto [a, b] = binary(e.as<Mul>());
+      if (a.is_empty() || b.is_empty()) return Interval::nothing();
+      Interval r = corners(a.min, a.max, b.min, b.max, mul_endpoint);
+      r.may_be_nan = float_nan(a, b);
+      return fit(t, r);
+    }
+    case IRNodeType::Div: {
+      auto [a, b] = binary(e.as<Div>());
+      if (a.is_empty() || b.is_empty()) return Interval::nothing();
+      if (t.is_int()) return fit(t, int_div(a, b));
+      if (b.min <= 0 && b.max >= 0) return Interval::everything();
+      Interval r = corners(a.min, a.max, b.min, b.max, [](double x, double y) { return x / y; });
+      r.may_be_nan = r.may_be_nan || float_nan(a, b);
+      return fit(t, r);
+    }
+    case IRNodeType::Mod: {
+      auto [a, b] = binary(e.as<Mod>());
+      if (a.is_empty() || b.is_empty()) return Interval::nothing();
+      return fit(t, t.is_int() ? int_mod(a, b) : float_mod(a, b));
+    }
+    case IRNodeType::Min: {
+      auto [a, b] = binary(e.as<Min>());
+      if (a.is_empty() || b.is_empty()) return Interval::nothing();
+      return {std::min(a.min, b.min), std::min(a.max, b.max), a.may_be_nan || b.may_be_nan};
+    }
+    case IRNodeType::Max: {
+      auto [a, b] = binary(e.as<Max>());
+      if (a.is_empty() || b.is_empty()) return Interval::nothing();
+      return {std::max(a.min, b.min), std::max(a.max, b.max), a.may_be_nan || b.may_be_nan};
+    }
+    case IRNodeType::EQ:
+    case IRNodeType::NE:
+    case IRNodeType::LT:
+    case IRNodeType::LE:
+    case IRNodeType::GT:
+    case IRNodeType::GE:
+    case IRNodeType::And:
+    case IRNodeType::Or:
+    case IRNodeType::Not: return bool_interval();
+    case IRNodeType::Select: {
+      const Select* op = e.as<Select>();
+      return interval_of(op->true_value, scope, k)
+          .union_with(interval_of(op->false_value, scope, k));
+    }
+    case IRNodeType::Call: {
+      const Call* op = e.as<Call>();
+      if (op->call_type == CallType::Intrinsic) return intrinsic_interval(op, scope, k);
+      return Interval::of_type(t);
+    }
+    case IRNodeType::Reduce: return reduce_interval(e.as<Reduce>(), scope, k);
+    case IRNodeType::Let: {
+      const Let* op = e.as<Let>();
+      scope.emplace_back(op->name, interval_of(op->value, scope, k));
+      Interval r = interval_of(op->body, scope, k);
+      scope.pop_back();
+      return r;
+    }
+    case IRNodeType::LetStmt:
+    case IRNodeType::For:
+    case IRNodeType::Provide:
+    case IRNodeType::Allocate:
+    case IRNodeType::Block:
+    case IRNodeType::IfThenElse:
+    case IRNodeType::Evaluate: break;
+  }
+  STIPPLE_INTERNAL_CHECK(false,
+                         std::string("bounds of unexpected node ") + node_type_name(e.node_type()));
+  return Interval::everything();
+}
+
+Interval reduction_range(const ReductionVariable& rv, IntervalScope& scope,
+                         const IntervalConstants& k) {
+  return {interval_of(rv.min, scope, k).min, interval_of(rv.max, scope, k).max, false};
+}
+
+}  // namespace stipple::bounds

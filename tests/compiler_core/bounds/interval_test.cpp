@@ -1,0 +1,119 @@
+// The shared interval arithmetic (compiler_core/bounds/interval.h): each rule contains
+// what the evaluator computes, in particular where the reuse model's former engine did
+// not (float modulo by a negative divisor, round half to even, a minimum over a domain
+// that may be empty) and where it was looser (a divisor that may be zero).
+#include "compiler_core/bounds/interval.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "tests/compiler_core/interp/ir_builders.h"
+
+namespace stipple {
+namespace {
+
+using namespace irb;
+using bounds::Interval;
+using bounds::IntervalScope;
+
+// Params are 3, input extents 100; a name outside the scope is unbounded.
+class TestConstants : public bounds::IntervalConstants {
+ public:
+  Interval param(const std::string&, Type) const override { return Interval::point(3); }
+  Interval input_extent(const std::string&, int) const override { return Interval::point(100); }
+  Interval free_variable(const std::string&) const override { return Interval::everything(); }
+};
+
+Interval of(const Expr& e, IntervalScope scope = {}) {
+  return bounds::interval_of(e, scope, TestConstants());
+}
+
+// Whether the evaluator's value of `e` (a closed expression) lies in its interval.
+void expect_contains(const Expr& e) {
+  Interval iv = of(e);
+  double v = eval_scalar(e);
+  if (std::isnan(v)) {
+    EXPECT_TRUE(iv.may_be_nan);
+  } else {
+    EXPECT_LE(iv.min, v);
+    EXPECT_GE(iv.max, v);
+  }
+}
+
+TEST(Interval, IntegerArithmeticThatMayWrapTakesTheTypesRange) {
+  IntervalScope scope{{"x", {0, 200}}};
+  Interval r = of(cast(UInt8(), var("x")) + u8(100), scope);
+  EXPECT_EQ(r.min, 0);
+  EXPECT_EQ(r.max, 255);
+  Interval n = of(var("x") + i32(1), scope);
+  EXPECT_EQ(n.min, 1);
+  EXPECT_EQ(n.max, 201);
+}
+
+TEST(Interval, FloatResultsAllowForSinglePrecisionRounding) {
+  // 1 / 0.1f is 9.99999985 in real numbers and 10 in f32; the reuse model's former
+  // engine bounded the cast by 9.
+  Expr q = cast(Int32(), f32(1.0) / f32(0.1));
+  expect_contains(q);
+  EXPECT_EQ(of(q).max, 10);
+  // floor is exact: no widening after it.
+  EXPECT_EQ(of(cast(Int32(), intrinsic(Intrinsic::Floor, f32(5.78)))), Interval::point(5));
+}
+
+TEST(Interval, DivisionByARangeThatContainsZero) {
+  // x / 0 == 0; over each sign of the divisor the extremes lie at its corners, so a
+  // divisor in 0..4 keeps the sign of x.
+  IntervalScope scope{{"x", {0, 10}}, {"d", {0, 4}}};
+  Interval r = of(var("x") / var("d"), scope);
+  EXPECT_EQ(r.min, 0);
+  EXPECT_EQ(r.max, 10);
+  expect_contains(i32(7) / i32(0));
+  expect_contains(i32(-7) / i32(2));
+}
+
+TEST(Interval, FloatModuloTakesTheSignOfTheDivisor) {
+  expect_contains(f32(5.5) % f32(-2));
+  Interval r = of(f32(5.5) % f32(-2));
+  EXPECT_LE(r.min, -2);
+  EXPECT_GE(r.max, 0);
+}
+
+TEST(Interval, RoundIsHalfToEven) {
+  // round(2.5) is 2 in the evaluator: a lower end rounded half away from zero (3) would
+  // leave it out.
+  expect_contains(intrinsic(Intrinsic::Round, f32(2.5)));
+  expect_contains(cast(Int32(), intrinsic(Intrinsic::Round, f32(2.5))));
+  expect_contains(intrinsic(Intrinsic::Floor, f32(-0.5)));
+}
+
+TEST(Interval, ReductionsOverADomainThatMayBeEmpty) {
+  // minimum over an empty domain is the type's largest value.
+  IntervalScope scope{{"n", {-1, 4}}};
+  Interval m = of(reduce(ReduceOp::Minimum, {{"r", i32(0), var("n")}}, rvar("r")), scope);
+  EXPECT_EQ(m.min, 0);
+  EXPECT_EQ(m.max, Int32().max_value());
+  expect_contains(reduce(ReduceOp::Minimum, {rv("r", 0, -1)}, rvar("r")));
+  // A domain that is never empty: a sum of positive terms has no 0.
+  Interval s = of(reduce(ReduceOp::Sum, {rv("r", 1, 4)}, rvar("r")));
+  EXPECT_EQ(s.min, 1);
+  EXPECT_EQ(s.max, 16);
+}
+
+TEST(Interval, AnIndexThatIsNeverComputedIsEmpty) {
+  IntervalScope scope{{"x", Interval::nothing()}};
+  EXPECT_TRUE(of(var("x") * i32(0) + i32(3), scope).is_empty());
+  EXPECT_EQ(of(select(var("x") > i32(0), var("x"), i32(3)), scope), Interval::point(3));
+  EXPECT_EQ(Interval::nothing().extent(), 0);
+  EXPECT_EQ(Interval::nothing().union_with({2, 5}), (Interval{2, 5}));
+}
+
+TEST(Interval, ConstantsComeFromTheCaller) {
+  EXPECT_EQ(of(var("unknown") + i32(1)), Interval::of_type(Int32()));
+  EXPECT_EQ(of(InputExtent::make("in", 0) - i32(1)), Interval::point(99));
+}
+
+}  // namespace
+}  // namespace stipple
