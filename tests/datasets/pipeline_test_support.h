@@ -62,7 +62,8 @@ inline Image load_fixture(const std::string& name) {
     for (int y = 0; y < img.height; ++y)
       for (int x = 0; x < img.width; ++x) {
         int64_t coords[3] = {x, y, c};
-        img(x, y, c) = float(photo.get(std::span<const int64_t>(coords, photo.dimensions())) / scale);
+        img(x, y, c) =
+            float(photo.get(std::span<const int64_t>(coords, photo.dimensions())) / scale);
       }
   return img;
 }
@@ -111,8 +112,9 @@ inline void expect_images_near(const Image& actual, const Image& expected, doubl
         double err = std::abs(a - e);
         worst = std::max(worst, err);
         if (!(err <= abs_tol + rel_tol * std::abs(e))) {
-          if (++misses <= 5) ADD_FAILURE() << "at (" << x << ", " << y << ", " << c << "): got " << a
-                                           << ", expected " << e;
+          if (++misses <= 5)
+            ADD_FAILURE() << "at (" << x << ", " << y << ", " << c << "): got " << a
+                          << ", expected " << e;
         }
       }
   EXPECT_EQ(misses, 0) << "values differ; worst absolute error " << worst;

@@ -196,12 +196,25 @@ inline Expr deep_copy(const Expr& e) {
       return InputExtent::make(std::string(e.as<InputExtent>()->input), e.as<InputExtent>()->dim);
 #define COPY_BINARY(N) \
   case IRNodeType::N: return N::make(deep_copy(e.as<N>()->a), deep_copy(e.as<N>()->b));
+      // clang-format off: one case per line (clang-format cannot see the macro's case)
       COPY_BINARY(Add)
-      COPY_BINARY(Sub) COPY_BINARY(Mul) COPY_BINARY(Div) COPY_BINARY(Mod) COPY_BINARY(Min)
-          COPY_BINARY(Max) COPY_BINARY(EQ) COPY_BINARY(NE) COPY_BINARY(LT) COPY_BINARY(LE)
-              COPY_BINARY(GT) COPY_BINARY(GE) COPY_BINARY(And) COPY_BINARY(Or)
+      COPY_BINARY(Sub)
+      COPY_BINARY(Mul)
+      COPY_BINARY(Div)
+      COPY_BINARY(Mod)
+      COPY_BINARY(Min)
+      COPY_BINARY(Max)
+      COPY_BINARY(EQ)
+      COPY_BINARY(NE)
+      COPY_BINARY(LT)
+      COPY_BINARY(LE)
+      COPY_BINARY(GT)
+      COPY_BINARY(GE)
+      COPY_BINARY(And)
+      COPY_BINARY(Or)
+      // clang-format on
 #undef COPY_BINARY
-                  case IRNodeType::Not : return Not::make(deep_copy(e.as<Not>()->a));
+    case IRNodeType::Not: return Not::make(deep_copy(e.as<Not>()->a));
     case IRNodeType::Select: {
       const Select* op = e.as<Select>();
       return Select::make(deep_copy(op->condition), deep_copy(op->true_value),
