@@ -249,6 +249,14 @@ class DirectiveApplier {
       error(arg_loc(a_factor),
             "the split factor must be positive, found " + std::to_string(factor));
     }
+    // The lowering counts a split's outer loop as (extent + factor - 1) / factor in 32-bit
+    // arithmetic, with extents up to 2^30 (the evaluator's box limit); a larger factor
+    // would wrap it and the loop would silently not run (issue #24).
+    if (factor > kMaxSplitFactor) {
+      error(arg_loc(a_factor), "the split factor must be at most " +
+                                   std::to_string(kMaxSplitFactor) + ", found " +
+                                   std::to_string(factor));
+    }
     TailStrategy tail = tail_arg(a_tail);
     do_split(idx, outer, inner, factor, tail, ForType::Serial);
   }

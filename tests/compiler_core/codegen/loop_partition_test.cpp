@@ -4,11 +4,14 @@
 // condition, which a constant boundary (a value no pixel has) or a mirror shows at once,
 // so every case runs images from one pixel wide to a few vectors wide, under each boundary
 // kind, scalar and vectorised, and compares bit for bit with the reference evaluator.
+// Also here: the largest split factor the checker allows, whose inner loop is far wider than
+// the image, so that its loop count and the partition's interval meet the 32-bit edge.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
 
+#include "compiler_core/schedule/schedule_loops.h"
 #include "tests/compiler_core/codegen/jit_vs_evaluator.h"
 #include "tests/compiler_core/interp/ir_builders.h"
 
@@ -152,6 +155,26 @@ TEST(LoopPartition, ACallNodeSharedWithAnUnanalysedPlaceStaysChecked) {
   f.body = For::make("x", var("out.min.0"), var("out.extent.0"), ForType::Serial,
                      Provide::make("out", Let::make("u", irb::i32(1), shared), {var("x")}));
   EXPECT_NE(jit->llvm_ir(f, false).find("x.interior"), std::string::npos);
+}
+
+// Before the checker bounded split factors (issue #24), a factor of 2^31 - 1 wrapped the
+// outer loop's count in 32 bits: the loop never ran and the output was never written.
+// The largest factor allowed now, on its own, tiled and under a guarded tail, computes
+// what the evaluator computes.
+TEST(SplitFactor, TheLargestAllowedFactorMatchesTheEvaluator) {
+  const std::string body = "in(x - 1, y) + in(x + 1, y) * 2.0 + in(x, y + 1)";
+  const std::string f = std::to_string(kMaxSplitFactor);
+  const std::string schedules[] = {"out.split(x, xo, xi, " + f + ")",
+                                   "out.tile(x, y, xo, yo, xi, yi, " + f + ", " + f + ")",
+                                   "out.split(y, yo, yi, " + f + ", guard_with_if)",
+                                   "out.split(x, xo, xi, " + f + ").vectorize(xi, 8)"};
+  for (const std::string& sched : schedules) {
+    for (int64_t width : {1, 9, 40}) {
+      Buffer in = ramp(width, 3);
+      Result r = run_both(source(" clamp", body), sched, {{"in", in}}, {width, 3});
+      expect_same(r, "width " + std::to_string(width) + " under '" + sched + "'");
+    }
+  }
 }
 
 }  // namespace

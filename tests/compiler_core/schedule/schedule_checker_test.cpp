@@ -146,6 +146,11 @@ const CheckCase kCases[] = {
      "'xo' already names a loop of 'out'"},
     {"zero_factor", "out.split(x, xo, xi, 0)", 1, 22, "the split factor must be positive, found 0"},
     {"negative_factor", "out.split(x, xo, xi, -8)", 1, 22, "must be positive, found -8"},
+    // A factor whose loop count wrapped in 32 bits gave an output never written (issue #24).
+    {"huge_factor", "out.split(x, xo, xi, 2147483647)", 1, 22,
+     "the split factor must be at most 16777216, found 2147483647"},
+    {"huge_tile_factor", "out.tile(x, y, xo, yo, xi, yi, 8, 16777217)", 1, 35,
+     "the split factor must be at most 16777216, found 16777217"},
     {"bad_tail", "out.split(x, xo, xi, 8, sideways)", 1, 25,
      "unknown tail strategy 'sideways'; use auto, round_up, guard_with_if or shift_inwards"},
     {"round_up_output", "out.split(x, xo, xi, 8, round_up)", 1, 25,
