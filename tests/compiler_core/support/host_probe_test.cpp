@@ -4,6 +4,10 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <string>
+
 namespace stipple {
 namespace {
 
@@ -38,8 +42,31 @@ TEST(HostProbe, ThisHost) {
   EXPECT_GE(usable_cores(), 1);
   EXPECT_LE(usable_cores(), host_cpu_count());
   EXPECT_FALSE(host_name().empty());
+}
+
+// The caches against sysfs read here, independently: a probe that read nothing would
+// leave every size 0, and the machine model would quietly keep its defaults.
+TEST(HostProbe, CachesAreSysfsOwn) {
+  namespace fs = std::filesystem;
+  const fs::path dir = "/sys/devices/system/cpu/cpu0/cache";
+  if (!fs::is_directory(dir)) GTEST_SKIP() << "no " << dir << " on this machine";
+  auto read = [](const fs::path& p) {
+    std::ifstream in(p);
+    std::string s;
+    in >> s;
+    return s;
+  };
+  int64_t l2 = 0;
+  for (const fs::directory_entry& e : fs::directory_iterator(dir)) {
+    if (e.path().filename().string().rfind("index", 0) != 0) continue;
+    if (read(e.path() / "level") == "2") l2 = parse_cache_size(read(e.path() / "size"));
+  }
   const HostCaches caches = probe_host_caches();
+  EXPECT_EQ(caches.l2_bytes, l2);
+  EXPECT_GT(caches.l1_data_bytes, 0);
   EXPECT_GE(caches.llc_bytes, caches.l2_bytes);
+  EXPECT_GT(caches.llc_bytes, 0);
+  EXPECT_GE(caches.line_bytes, 16);
 }
 
 }  // namespace
