@@ -166,6 +166,8 @@ proto::ForType encode(ForType t) {
     case ForType::Parallel: return proto::FOR_TYPE_PARALLEL;
     case ForType::Vectorized: return proto::FOR_TYPE_VECTORIZED;
     case ForType::Unrolled: return proto::FOR_TYPE_UNROLLED;
+    case ForType::GpuBlock: return proto::FOR_TYPE_GPU_BLOCK;
+    case ForType::GpuThread: return proto::FOR_TYPE_GPU_THREAD;
   }
   return proto::FOR_TYPE_UNSPECIFIED;
 }
@@ -176,6 +178,8 @@ ForType decode(proto::ForType t) {
     case proto::FOR_TYPE_PARALLEL: return ForType::Parallel;
     case proto::FOR_TYPE_VECTORIZED: return ForType::Vectorized;
     case proto::FOR_TYPE_UNROLLED: return ForType::Unrolled;
+    case proto::FOR_TYPE_GPU_BLOCK: return ForType::GpuBlock;
+    case proto::FOR_TYPE_GPU_THREAD: return ForType::GpuThread;
     default: fail("unknown loop type " + std::to_string(static_cast<int>(t)));
   }
 }

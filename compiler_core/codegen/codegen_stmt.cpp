@@ -331,6 +331,10 @@ void CodeGen::emit_for(const For* op) {
       if (emit_partitioned_loop(op, min, extent)) return;
       break;
     case ForType::Unrolled: break;
+    // GPU loops on a CPU are serial loops: what the CUDA back end runs in parallel, the
+    // CPU runs in order, to check a GPU schedule's lowering against the evaluator.
+    case ForType::GpuBlock:
+    case ForType::GpuThread: break;
   }
   emit_counted_loop(op->name, min, extent, [&](llvm::Value* i) {
     push_var(op->name, i);

@@ -301,6 +301,8 @@ const char* for_type_name(ForType t) {
     case ForType::Parallel: return "parallel";
     case ForType::Vectorized: return "vectorized";
     case ForType::Unrolled: return "unrolled";
+    case ForType::GpuBlock: return "gpu_block";
+    case ForType::GpuThread: return "gpu_thread";
   }
   return "?";
 }

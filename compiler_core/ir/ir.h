@@ -395,8 +395,13 @@ struct LetStmt : StmtNode<LetStmt> {
   static Stmt make(const std::string& name, Expr value, Stmt body);
 };
 
-enum class ForType : uint8_t { Serial, Parallel, Vectorized, Unrolled };
+/// GpuBlock and GpuThread loops are the grid and the block of a GPU kernel (Halide's
+/// GPUBlock and GPUThread): the CUDA back end launches the band of them as one kernel, and
+/// the CPU back ends, which validate GPU schedules against the evaluator, run them as
+/// serial loops.
+enum class ForType : uint8_t { Serial, Parallel, Vectorized, Unrolled, GpuBlock, GpuThread };
 const char* for_type_name(ForType t);
+inline bool is_gpu_loop(ForType t) { return t == ForType::GpuBlock || t == ForType::GpuThread; }
 
 struct For : StmtNode<For> {
   static constexpr IRNodeType kNodeType = IRNodeType::For;

@@ -2,7 +2,8 @@
 // stage's directives, building its loop nest (schedule_loops.cpp); (3) the loops that
 // compute_at and store_at name; (4) compute_at cycles; (5) every use of a func computed
 // at a loop is inside that loop; (6) the store level encloses the compute level; (7) no
-// parallel loop between a func's store and compute levels.
+// parallel or GPU loop between a func's store and compute levels; (8) a func computed
+// inside a GPU kernel has no parallel or GPU loops of its own.
 #include "compiler_core/schedule/schedule_checker.h"
 
 #include <algorithm>
@@ -50,6 +51,7 @@ class ScheduleChecker {
     for (const auto& [name, fs] : ordered_) check_cycle(*name);
     for (const auto& [name, fs] : ordered_) check_uses(*name);
     for (const auto& [name, fs] : ordered_) check_store(*name);
+    for (const auto& [name, fs] : ordered_) check_inside_kernel(*name);
   }
 
  private:
@@ -422,12 +424,13 @@ class ScheduleChecker {
       bool last = st.kind == LevelKind::At && func == st.func && stage == st.stage;
       int end = last ? n.find(st.var) : static_cast<int>(n.loops.size());
       for (int i = n.find(var); i < end; ++i) {
-        if (n.loops[i].for_type == ForType::Parallel) {
-          error(st.loc, q(name) + " is stored at " + where +
-                            " but computed inside the parallel loop " + q(n.loops[i].name) +
-                            " of " + q(stage_name(func, stage)) +
-                            ", so its threads would share one buffer; store it inside the "
-                            "parallel loop");
+        const ForType t = n.loops[i].for_type;
+        if (t == ForType::Parallel || is_gpu_loop(t)) {
+          const std::string kind = t == ForType::Parallel ? "parallel loop " : "GPU loop ";
+          error(st.loc, q(name) + " is stored at " + where + " but computed inside the " + kind +
+                            q(n.loops[i].name) + " of " + q(stage_name(func, stage)) +
+                            ", so its threads would share one buffer; store it inside the " +
+                            kind.substr(0, kind.size() - 1));
         }
       }
       if (last) return;
@@ -436,6 +439,49 @@ class ScheduleChecker {
       func = l.func;
       stage = l.stage;
       var = l.var;
+    }
+  }
+
+  // Phase 8 ------------------------------------------------------------------------------
+  // A func computed inside a GPU kernel runs in each of the kernel's threads: it cannot
+  // launch kernels or start threads of its own.
+  void check_inside_kernel(const std::string& name) {
+    const FuncSchedule* fs = s_.find(name);
+    if (!fs->compute || fs->compute->kind != LevelKind::At) return;
+    const LoopLevel& c = *fs->compute;
+    std::string kernel_loop, kernel_stage;
+    {
+      std::string func = c.func, var = c.var;
+      int stage = c.stage;
+      while (kernel_loop.empty()) {
+        const StageLoopNest& n = nest(func, stage);
+        for (int i = n.find(var); i < static_cast<int>(n.loops.size()); ++i) {
+          if (is_gpu_loop(n.loops[i].for_type)) {
+            kernel_loop = n.loops[i].name;
+            kernel_stage = stage_name(func, stage);
+            break;
+          }
+        }
+        LoopLevel l = compute_of(func);
+        if (l.kind != LevelKind::At) break;
+        func = l.func;
+        stage = l.stage;
+        var = l.var;
+      }
+    }
+    if (kernel_loop.empty()) return;
+    const Func& f = *func(name);
+    for (int st = 0; st < stage_count(f); ++st) {
+      for (const Loop& l : nest(name, st).loops) {
+        if (l.for_type == ForType::Parallel || is_gpu_loop(l.for_type)) {
+          error(c.loc, q(name) + " is computed inside GPU loop " + q(kernel_loop) + " of " +
+                           q(kernel_stage) + ", so it runs inside that kernel, but its loop " +
+                           q(l.name) + " of " + q(stage_name(name, st)) + " is " +
+                           (l.for_type == ForType::Parallel ? "parallel" : "a GPU loop") +
+                           "; make it a serial loop, or compute " + q(name) +
+                           " outside the kernel");
+        }
+      }
     }
   }
 

@@ -3,6 +3,7 @@
 #include "compiler_core/schedule/schedule_loops.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/ir/ir_visitor.h"
@@ -129,6 +130,9 @@ class DirectiveApplier {
     if (n == "vectorize") return vectorize();
     if (n == "parallel") return parallel();
     if (n == "unroll") return unroll();
+    if (n == "gpu_blocks") return gpu_loops(0, ForType::GpuBlock);
+    if (n == "gpu_threads") return gpu_loops(0, ForType::GpuThread);
+    if (n == "gpu_tile") return gpu_tile();
     STIPPLE_INTERNAL_CHECK(false, "stage directive " + n + " has no meaning in the checker");
   }
 
@@ -184,9 +188,13 @@ class DirectiveApplier {
   }
 
   void require_not_parallel(int idx, size_t arg, const char* verb) const {
-    if (nest_.loops[idx].for_type == ForType::Parallel) {
-      error(arg_loc(arg), "loop '" + nest_.loops[idx].name + "' is already parallel; " + verb +
-                              " it before making it parallel");
+    const ForType t = nest_.loops[idx].for_type;
+    if (t == ForType::Parallel || is_gpu_loop(t)) {
+      const char* what = t == ForType::Parallel   ? "parallel"
+                         : t == ForType::GpuBlock ? "a GPU block loop"
+                                                  : "a GPU thread loop";
+      error(arg_loc(arg), "loop '" + nest_.loops[idx].name + "' is already " + what + "; " + verb +
+                              " it before making it " + what);
     }
   }
 
@@ -344,6 +352,36 @@ class DirectiveApplier {
     nest_.loops[idx].for_type = ForType::Parallel;
   }
 
+  // gpu_blocks(x[, y[, z]]) / gpu_threads(...): the named loops become the kernel's grid or
+  // block dimensions, the first named x. Their shape as a whole is checked once the
+  // stage's directives are all applied (check_gpu_loops).
+  void gpu_loops(size_t first, ForType type) {
+    for (size_t i = first; i < d_.args.size(); ++i) {
+      const int idx = loop_arg(i);
+      for (size_t j = first; j < i; ++j) {
+        if (d_.var(j) == d_.var(i)) error(arg_loc(i), "'" + d_.var(i) + "' is given twice");
+      }
+      require_independent(idx, i,
+                          type == ForType::GpuBlock ? "map to GPU blocks" : "map to GPU threads");
+      Loop& l = nest_.loops[idx];
+      if (l.for_type == ForType::Vectorized || l.for_type == ForType::Unrolled) {
+        error(arg_loc(i), "loop '" + l.name + "' is a lane loop; name a loop of the stage");
+      }
+      require_not_parallel(idx, i, "split");
+      l.for_type = type;
+    }
+  }
+
+  // gpu_tile(x, y, xo, yo, xi, yi, fx, fy[, tail]) = tile(...), gpu_blocks(xo, yo),
+  // gpu_threads(xi, yi), as Halide's gpu_tile.
+  void gpu_tile() {
+    tile();
+    const int xi = nest_.find(d_.var(4)), yi = nest_.find(d_.var(5));
+    const int xo = nest_.find(d_.var(2)), yo = nest_.find(d_.var(3));
+    nest_.loops[xo].for_type = nest_.loops[yo].for_type = ForType::GpuBlock;
+    nest_.loops[xi].for_type = nest_.loops[yi].for_type = ForType::GpuThread;
+  }
+
   void unroll() {
     int idx = loop_arg(0);
     int64_t n = d_.integer(1);
@@ -371,9 +409,89 @@ void apply_stage_directive(StageLoopNest& nest, const Func& f, int stage, bool i
   DirectiveApplier(nest, f, stage, is_output, d, source).run();
 }
 
+int64_t gpu_thread_extent(const StageLoopNest& nest, int index) {
+  const std::string& name = nest.loops[index].name;
+  for (const SplitStep& step : nest.splits) {
+    if (step.inner == name) return step.factor;
+  }
+  return 0;
+}
+
+void check_gpu_loops(const StageLoopNest& nest, const Func& f, int stage, SourceLoc loc,
+                     const SourceText& source) {
+  const std::string where = "'" + stage_name(f.name, stage) + "'";
+  auto fail = [&](const std::string& message) { source.error(loc, message); };
+  // Innermost first: [other loops] [thread band] [block band] [other serial loops].
+  int first_thread = -1, last_thread = -1, first_block = -1, last_block = -1;
+  bool parallel = false;
+  for (int i = 0; i < static_cast<int>(nest.loops.size()); ++i) {
+    const ForType t = nest.loops[i].for_type;
+    parallel = parallel || t == ForType::Parallel;
+    if (t == ForType::GpuThread) {
+      if (first_thread < 0) first_thread = i;
+      last_thread = i;
+    }
+    if (t == ForType::GpuBlock) {
+      if (first_block < 0) first_block = i;
+      last_block = i;
+    }
+  }
+  if (first_block < 0 && first_thread < 0) return;
+  if (parallel) {
+    fail(where +
+         " has GPU loops and a parallel loop; a kernel's loops run on the GPU, and a "
+         "parallel loop around one would launch kernels from several threads");
+  }
+  if (first_block < 0) {
+    fail(where +
+         " has GPU thread loops but no GPU block loop outside them; add gpu_blocks or "
+         "use gpu_tile (loops, innermost first: " +
+         nest.describe() + ")");
+  }
+  if (last_block - first_block + 1 > 3) fail(where + " has more than three GPU block loops");
+  for (int i = first_block; i <= last_block; ++i) {
+    if (nest.loops[i].for_type != ForType::GpuBlock) {
+      fail("the GPU block loops of " + where + " must be adjacent, but '" + nest.loops[i].name +
+           "' is between them (loops, innermost first: " + nest.describe() + ")");
+    }
+  }
+  if (first_thread < 0) return;
+  if (last_thread + 1 != first_block) {
+    fail("the GPU thread loops of " + where +
+         " must be directly inside its GPU block loops (loops, innermost first: " +
+         nest.describe() + ")");
+  }
+  if (last_thread - first_thread + 1 > 3) fail(where + " has more than three GPU thread loops");
+  int64_t threads = 1;
+  for (int i = first_thread; i <= last_thread; ++i) {
+    const Loop& l = nest.loops[i];
+    if (l.for_type != ForType::GpuThread) {
+      fail("the GPU thread loops of " + where + " must be adjacent, but '" + l.name +
+           "' is between them (loops, innermost first: " + nest.describe() + ")");
+    }
+    const int64_t extent = gpu_thread_extent(nest, i);
+    if (extent == 0) {
+      fail("GPU thread loop '" + l.name + "' of " + where +
+           " is not the inner loop of a split, so its thread count is unknown; split it first "
+           "(or use gpu_tile)");
+    }
+    if (i - first_thread == 2 && extent > kMaxGpuThreadsZ) {
+      fail("GPU thread loop '" + l.name + "' of " + where + " has " + std::to_string(extent) +
+           " threads; the third thread dimension allows at most " +
+           std::to_string(kMaxGpuThreadsZ));
+    }
+    threads *= extent;
+  }
+  if (threads > kMaxGpuThreadsPerBlock) {
+    fail(where + " has " + std::to_string(threads) +
+         " GPU threads per block; a block has at most " + std::to_string(kMaxGpuThreadsPerBlock));
+  }
+}
+
 StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& f, int stage,
                               const SourceText& source) {
   StageLoopNest nest = default_loop_nest(f, stage);
+  std::optional<SourceLoc> gpu_loc;
   const FuncSchedule* fs = s.find(f.name);
   if (!fs) return nest;
   auto it = fs->stages.find(stage);
@@ -382,7 +500,9 @@ StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& 
     // Approximations change the func's definition, not its loops (approximation.h).
     if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) continue;
     apply_stage_directive(nest, f, stage, f.name == p.output.func, d, source);
+    if (d.name.rfind("gpu_", 0) == 0) gpu_loc = d.loc;
   }
+  if (gpu_loc) check_gpu_loops(nest, f, stage, *gpu_loc, source);
   return nest;
 }
 

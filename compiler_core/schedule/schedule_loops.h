@@ -29,6 +29,11 @@ struct Loop {
 /// outer loop in 32 bits as (extent + factor - 1) / factor, extents reach 2^30.
 inline constexpr int64_t kMaxSplitFactor = int64_t{1} << 24;
 
+/// The most threads a GPU block may have (CUDA's limit on every GPU since sm_20), and the
+/// most per dimension: x and y 1024, z 64.
+inline constexpr int64_t kMaxGpuThreadsPerBlock = 1024;
+inline constexpr int64_t kMaxGpuThreadsZ = 64;
+
 /// One split, in application order. Vectorize and unroll are recorded as splits whose
 /// outer loop keeps the old name and whose inner loop is the lane loop.
 struct SplitStep {
@@ -59,6 +64,17 @@ StageLoopNest default_loop_nest(const Func& f, int stage);
 /// is whether f is the pipeline's output. Throws CompileError through `source`.
 void apply_stage_directive(StageLoopNest& nest, const Func& f, int stage, bool is_output,
                            const Directive& d, const SourceText& source);
+
+/// The rules a stage's GPU loops obey once all its directives are applied (LOOPS.md, "GPU
+/// loops"): block loops form one band with the thread loops (if any) directly inside it,
+/// at most three of each, every thread loop the inner loop of a split whose factors give
+/// at most kMaxGpuThreadsPerBlock threads, and no parallel loop in a stage with GPU loops.
+/// Throws CompileError at `loc` (the stage's last GPU directive) through `source`.
+void check_gpu_loops(const StageLoopNest& nest, const Func& f, int stage, SourceLoc loc,
+                     const SourceText& source);
+
+/// The constant extent bound of GPU thread loop `index` of `nest`: its split factor.
+int64_t gpu_thread_extent(const StageLoopNest& nest, int index);
 
 /// default_loop_nest with the directives of stage `stage` of `f` in `s` applied.
 StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& f, int stage,

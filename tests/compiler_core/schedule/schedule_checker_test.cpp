@@ -94,6 +94,23 @@ TEST(ScheduleChecker, LoopNestsFollowLoopsMd) {
   EXPECT_FALSE(sc.loops[1].reduction || sc.loops[1].dependent);
 }
 
+// gpu_tile is tile, then the inner loops as GPU threads and the outer as GPU blocks; the
+// thread counts are the split factors.
+TEST(ScheduleChecker, GpuTileMapsTheTileToThreadsAndBlocks) {
+  const std::string text = "out.gpu_tile(x, y, xo, yo, xi, yi, 16, 8).gpu_blocks(c)";
+  Schedule s = compile_schedule(text, "s", pipeline());
+  SourceText src(text, "s");
+  const StageLoopNest nest = stage_loop_nest(s, pipeline(), *pipeline().find_func("out"), 0, src);
+  EXPECT_EQ(nest.describe(), "xi, yi, xo, yo, c");
+  const ForType expected[] = {ForType::GpuThread, ForType::GpuThread, ForType::GpuBlock,
+                              ForType::GpuBlock, ForType::GpuBlock};
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(nest.loops[i].for_type, expected[i]) << i;
+  EXPECT_EQ(gpu_thread_extent(nest, 0), 16);
+  EXPECT_EQ(gpu_thread_extent(nest, 1), 8);
+  // The largest block: 1024 threads.
+  EXPECT_NO_THROW(compile_schedule("out.gpu_tile(x, y, xo, yo, xi, yi, 32, 32)", "s", pipeline()));
+}
+
 TEST(ScheduleChecker, EffectiveLevels) {
   Schedule s = compile_schedule("A.compute_at(out, y)\n", "s", pipeline());
   const Pipeline& p = pipeline();
@@ -151,6 +168,31 @@ const CheckCase kCases[] = {
      "the split factor must be at most 16777216, found 2147483647"},
     {"huge_tile_factor", "out.tile(x, y, xo, yo, xi, yi, 8, 16777217)", 1, 35,
      "the split factor must be at most 16777216, found 16777217"},
+    // GPU loops (LOOPS.md, "GPU loops").
+    {"gpu_threads_without_blocks", "out.split(x, xo, xi, 32).gpu_threads(xi)", 1, 26,
+     "'out' has GPU thread loops but no GPU block loop outside them"},
+    {"gpu_threads_unsplit", "out.gpu_blocks(y).gpu_threads(x)", 1, 19,
+     "GPU thread loop 'x' of 'out' is not the inner loop of a split"},
+    {"gpu_too_many_threads", "out.gpu_tile(x, y, xo, yo, xi, yi, 64, 32)", 1, 5,
+     "'out' has 2048 GPU threads per block; a block has at most 1024"},
+    {"gpu_parallel_in_kernel", "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8).parallel(c)", 1, 5,
+     "'out' has GPU loops and a parallel loop"},
+    {"gpu_threads_outside_blocks",
+     "out.tile(x, y, xo, yo, xi, yi, 8, 8).gpu_blocks(xi).gpu_threads(xo)", 1, 53,
+     "the GPU thread loops of 'out' must be directly inside its GPU block loops"},
+    {"gpu_blocks_apart", "out.tile(x, y, xo, yo, xi, yi, 8, 8).gpu_blocks(xo, c)", 1, 38,
+     "the GPU block loops of 'out' must be adjacent, but 'yo' is between them"},
+    {"gpu_split_after", "out.gpu_blocks(y).split(y, yo, yi, 8)", 1, 25,
+     "loop 'y' is already a GPU block loop; split it before making it a GPU block loop"},
+    {"gpu_nested_kernel",
+     "A.compute_at(out, xi).gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n"
+     "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)",
+     1, 3,
+     "'A' is computed inside GPU loop 'xi' of 'out', so it runs inside that kernel, but its "
+     "loop 'xi' of 'A' is a GPU loop"},
+    {"gpu_store_outside_kernel",
+     "A.store_root().compute_at(out, xi)\nout.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)", 1, 3,
+     "'A' is stored at root but computed inside the GPU loop 'xi' of 'out'"},
     {"bad_tail", "out.split(x, xo, xi, 8, sideways)", 1, 25,
      "unknown tail strategy 'sideways'; use auto, round_up, guard_with_if or shift_inwards"},
     {"round_up_output", "out.split(x, xo, xi, 8, round_up)", 1, 25,
