@@ -15,6 +15,7 @@
 #include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
 #include "compiler_core/codegen/backend.h"
+#include "compiler_core/codegen/cuda_target.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -70,7 +71,9 @@ int run_compile(const CompileOptions& opt) {
                    : opt.function_name;
   codegen::check_c_function_name(aot.symbol);
   aot.target = opt.target;
-  const std::string target = codegen::describe_target(opt.target);
+  const std::string target = codegen::is_cuda_target(opt.target)
+                                 ? "NVIDIA GPU, " + codegen::cuda_arch(opt.target)
+                                 : codegen::describe_target(opt.target);
 
   Pipeline p = load_pipeline_file(opt.pipeline);
   Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
@@ -118,6 +121,13 @@ int run_compile(const CompileOptions& opt) {
 
 }  // namespace
 
+// The CPU targets, then the GPU ones.
+std::vector<std::string> target_names() {
+  std::vector<std::string> names = codegen::aot_target_names();
+  for (const std::string& n : codegen::cuda_target_names()) names.push_back(n);
+  return names;
+}
+
 CommandRunner add_compile_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "compile", "Compile a pipeline ahead of time into an object file and C header to link");
@@ -126,8 +136,9 @@ CommandRunner add_compile_command(CLI::App& app) {
   cmd->add_option("-s,--schedule", opt->schedule, "a .sched file; without it the default schedule");
   cmd->add_option("--emit", opt->emit,
                   "what to write: obj, asm, llvm (optimised LLVM IR), header (C declarations "
-                  "and the calling convention) or cpp (the function as portable C++17 source, "
-                  "no runtime library needed); repeat it or give a list (obj,header)")
+                  "and the calling convention), cpp (the function as portable C++17 source, "
+                  "no runtime library needed) or cu (GPU kernels and their host code as CUDA "
+                  "C++, with a cuda-sm_NN --target); repeat it or give a list (obj,header)")
       ->required()
       ->delimiter(',')
       ->check(CLI::IsMember(codegen::emit_kind_names()));
@@ -139,8 +150,9 @@ CommandRunner add_compile_command(CLI::App& app) {
                   "the exported C function; default: the pipeline file's stem as a C identifier");
   cmd->add_option("--target", opt->target,
                   "host (this CPU, all its extensions), x86-64 (portable), x86-64-v2, "
-                  "x86-64-v3 (AVX2), x86-64-v4 (AVX-512) or aarch64")
-      ->check(CLI::IsMember(codegen::aot_target_names()))
+                  "x86-64-v3 (AVX2), x86-64-v4 (AVX-512), aarch64, or for --emit cu an NVIDIA "
+                  "GPU: cuda-sm_80, cuda-sm_86, cuda-sm_89 or cuda-sm_90")
+      ->check(CLI::IsMember(target_names()))
       ->capture_default_str();
   return [opt]() { return run_compile(*opt); };
 }

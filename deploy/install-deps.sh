@@ -29,4 +29,19 @@ packages=(
   dpkg-dev ca-certificates
 )
 
+# The CUDA back end's tests compile kernels with Debian's CUDA 11.8 toolkit (nvcc, ptxas),
+# which is in the non-free component (its driver library's dependencies in contrib).
+# --no-install-recommends keeps it to about 56 packages; on a host without a GPU the
+# toolkit still compiles, and only running kernels needs one (tests/gpu/README.md).
+packages+=(nvidia-cuda-toolkit nvidia-cuda-dev)
+sources=/etc/apt/sources.list.d/stipple-cuda.sources
+if ! dpkg-query -W -f='${Status}' nvidia-cuda-toolkit 2>/dev/null | grep -q 'install ok installed' &&
+  ! grep -rqsE '(^|[[:space:]])non-free([[:space:]]|$)' /etc/apt/sources.list /etc/apt/sources.list.d/; then
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+  printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm\nComponents: contrib non-free\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' |
+    $SUDO tee "$sources" > /dev/null
+  echo "install-deps: enabled Debian's contrib and non-free components ($sources) for the CUDA toolkit"
+fi
+
 exec "$(dirname "$0")/apt-install-missing.sh" install-deps "${packages[@]}"

@@ -25,12 +25,13 @@ struct KindName {
   EmitKind kind;
   std::string_view name, extension;
 };
-constexpr std::array<KindName, 5> kKinds = {{
+constexpr std::array<KindName, 6> kKinds = {{
     {EmitKind::Object, "obj", ".o"},
     {EmitKind::Assembly, "asm", ".s"},
     {EmitKind::LlvmIr, "llvm", ".ll"},
     {EmitKind::Header, "header", ".h"},
     {EmitKind::CppSource, "cpp", ".cpp"},
+    {EmitKind::CudaSource, "cu", ".cu"},
 }};
 
 const KindName& kind_entry(EmitKind kind) {
@@ -153,7 +154,8 @@ AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<Emi
           break;
         }
         case EmitKind::Header:
-        case EmitKind::CppSource: break;
+        case EmitKind::CppSource:
+        case EmitKind::CudaSource: break;
       }
     }
   }

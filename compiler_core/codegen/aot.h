@@ -23,11 +23,12 @@
 namespace stipple::codegen {
 
 enum class EmitKind {
-  Object,     // a relocatable ELF (or the target's) object file
-  Assembly,   // the same code as assembly text
-  LlvmIr,     // the optimised LLVM IR the object is made from
-  Header,     // a C header declaring the function, the descriptor struct and the conventions
-  CppSource,  // the same function as one portable C++17 source file (cpp_source.h)
+  Object,      // a relocatable ELF (or the target's) object file
+  Assembly,    // the same code as assembly text
+  LlvmIr,      // the optimised LLVM IR the object is made from
+  Header,      // a C header declaring the function, the descriptor struct and the conventions
+  CppSource,   // the same function as one portable C++17 source file (cpp_source.h)
+  CudaSource,  // GPU kernels and their host code as one CUDA C++ file (cuda_source in cpp_source.h)
 };
 
 /// "obj", "asm", "llvm", "header", "cpp": the spellings of `--emit`.

@@ -26,6 +26,7 @@ const std::vector<const Backend*>& backends() {
     std::vector<std::unique_ptr<Backend>> v;
     v.push_back(new_llvm_cpu_backend());
     v.push_back(new_cpp_source_backend());
+    v.push_back(new_cuda_source_backend());
     return v;
   }();
   static const std::vector<const Backend*> list = [] {

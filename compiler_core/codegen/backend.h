@@ -87,7 +87,8 @@ const Backend& backend_for(EmitKind kind);
 std::vector<std::string> emit_kind_names();
 
 /// The implementations, each private to its file; backend.cpp registers them.
-std::unique_ptr<Backend> new_llvm_cpu_backend();    // backend_llvm_cpu.cpp
-std::unique_ptr<Backend> new_cpp_source_backend();  // backend_cpp_source.cpp
+std::unique_ptr<Backend> new_llvm_cpu_backend();     // backend_llvm_cpu.cpp
+std::unique_ptr<Backend> new_cpp_source_backend();   // backend_cpp_source.cpp
+std::unique_ptr<Backend> new_cuda_source_backend();  // backend_cuda_source.cpp
 
 }  // namespace stipple::codegen

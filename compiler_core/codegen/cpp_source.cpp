@@ -34,6 +34,7 @@
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
+#include "compiler_core/ir/ir_visitor.h"
 #include "exp_f32_body_text.h"  // generated: kExpF32BodyText (CMakeLists.txt)
 #include "median_key_text.h"    // generated: kMedianKeyText
 
@@ -186,10 +187,16 @@ std::string sanitize(const std::string& ir) {
   return s;
 }
 
+/// The two dialects printed: portable C++17 (cpp_source) and CUDA C++ (cuda_source), whose
+/// GPU block bands become kernels and whose other code runs on the host.
+enum class Dialect { Cpp, Cuda };
+
 class CppGen {
  public:
-  CppGen(const LoweredFunction& f, const AotOptions& options) : f_(f), options_(options) {}
+  CppGen(const LoweredFunction& f, const AotOptions& options, Dialect dialect = Dialect::Cpp)
+      : f_(f), options_(options), dialect_(dialect) {}
   std::string generate();
+  std::string generate_cuda();
 
  private:
   /// A printed expression; `simple` when it is a name or a literal (cheap to repeat).
@@ -210,6 +217,10 @@ class CppGen {
     const InputDecl* decl = nullptr;
     std::string accessor;  // the lambda: a reference to an element (inputs: the value)
     std::string extent;    // the int64_t extent array
+    /// CUDA: the stipple_buffer describing a device allocation made on the host (kernels
+    /// get it by value), or the index of an external descriptor; empty / -1 otherwise.
+    std::string descriptor;
+    int external = -1;
   };
   /// The names a descriptor's buffer gets in the function's opening part.
   struct External {
@@ -304,6 +315,25 @@ class CppGen {
   void declare_externals();
   std::string opening_part();
   std::string file_comment() const;
+  /// The declarations a loop nest needs of one buffer, read from the descriptor `b`: the
+  /// min, extent and stride arrays and i32 variables that `used` names, and the accessor
+  /// when `with_accessor` and used.
+  void buffer_declarations(std::ostream& os, const BufferInfo& buf, const External& ext,
+                           const std::string& b, const std::set<std::string>& used,
+                           bool with_accessor, const std::string& ind) const;
+
+  // ---- CUDA
+  /// A band of GPU block loops (with the thread loops inside) as a kernel, and its launch.
+  void emit_kernel(const For* op);
+  void emit_device_allocate(const Allocate* op);
+  /// Inside a kernel: a GPU block loop binds its variable to blockIdx, a thread loop to
+  /// threadIdx with a guard for the iterations past its extent.
+  void emit_gpu_loop(const For* op);
+  /// A UserError for a buffer access outside every kernel (the host cannot touch device
+  /// memory): which func needs a GPU schedule.
+  void require_kernel(const std::string& what) const;
+  std::string cuda_file_comment() const;
+  std::string cuda_host_wrapper() const;
 
   // ---- statements
   void emit(const Stmt& s);
@@ -339,6 +369,14 @@ class CppGen {
 
   const LoweredFunction& f_;
   const AotOptions& options_;
+  const Dialect dialect_;
+  // CUDA: the kernels printed so far, whether code is being printed inside one, which GPU
+  // thread loop maps to which thread dimension, and the thread-dimension sizes.
+  std::string kernels_;
+  int kernel_count_ = 0;
+  bool in_kernel_ = false;
+  std::map<std::string, int> thread_dims_;            // IR loop name -> 0 (x), 1 (y), 2 (z)
+  std::map<std::string, External> device_externals_;  // device Allocates, by accessor
   std::string* out_ = nullptr;
   int indent_ = 0;
   std::set<std::string> live_;                    // names in scope
@@ -392,6 +430,7 @@ void CppGen::declare_externals() {
     }
     buf.accessor = ext.accessor;
     buf.extent = ext.extent;
+    buf.external = static_cast<int>(k);
     buffers_.push_back(std::move(buf));
     externals_.push_back(std::move(ext));
   }
@@ -761,11 +800,69 @@ bool mentions_name(const std::string& text, const std::string& name) {
   return false;
 }
 
+/// A helper's text for CUDA: every function callable on the host and the device, and the
+/// median's scratch with the device heap and an insertion sort (no std::nth_element there).
+std::string cuda_helper_text(const std::string& text) {
+  if (text.find("class MedianValues") != std::string::npos) {
+    std::string t = cuda_helper_text(text.substr(0, text.find("class MedianValues")));
+    t += R"(class MedianValues {
+ public:
+  __host__ __device__ MedianValues() {}
+  MedianValues(const MedianValues&) = delete;
+  MedianValues& operator=(const MedianValues&) = delete;
+  __host__ __device__ ~MedianValues() {
+    if (values_ != stack_) free(values_);
+  }
+  __host__ __device__ bool reserve(int64_t points) {
+    if (points <= capacity_) return true;
+    void* p = malloc(static_cast<size_t>(points) * sizeof(double));
+    if (p == nullptr) return false;
+    values_ = static_cast<double*>(p);
+    capacity_ = points;
+    return true;
+  }
+  __host__ __device__ void add(double v) {
+    if (count_ < capacity_) values_[count_] = v;
+    ++count_;
+  }
+  __host__ __device__ bool empty() const { return count_ == 0; }
+  // Sorted by key (windows are small), then element (n - 1) / 2: the value nth_element
+  // selects, since values with equal keys are the same bits.
+  __host__ __device__ double median() {
+    const int64_t n = count_ < capacity_ ? count_ : capacity_;
+    for (int64_t i = 1; i < n; ++i) {
+      const double v = values_[i];
+      const int64_t key = median_key(v);
+      int64_t j = i;
+      for (; j > 0 && median_key(values_[j - 1]) > key; --j) values_[j] = values_[j - 1];
+      values_[j] = v;
+    }
+    return values_[(n - 1) / 2];
+  }
+
+ private:
+  double stack_[64];
+  double* values_ = stack_;
+  int64_t capacity_ = 64, count_ = 0;
+};
+)";
+    return t;
+  }
+  std::string out;
+  std::istringstream lines(text);
+  for (std::string l; std::getline(lines, l);) {
+    if (l.rfind("inline ", 0) == 0) l = "__host__ __device__ " + l;
+    out += l + "\n";
+  }
+  return out;
+}
+
 /// The helpers `code` needs (and those they need), in the list's order.
-std::string needed_helpers(const std::string& code) {
+std::string needed_helpers(const std::string& code, Dialect dialect = Dialect::Cpp) {
   const std::vector<Helper>& list = helpers();
   std::vector<bool> take(list.size(), false);
-  take.back() = true;  // parallel_for: stipple_set_num_threads is always defined
+  // parallel_for: stipple_set_num_threads is always defined in C++; CUDA has no such loops.
+  take.back() = dialect == Dialect::Cpp;
   std::string scanned = code;
   for (bool changed = true; changed;) {
     changed = false;
@@ -782,7 +879,7 @@ std::string needed_helpers(const std::string& code) {
   }
   std::string out;
   for (size_t i = 0; i < list.size(); ++i) {
-    if (take[i]) out += list[i].text;
+    if (take[i]) out += dialect == Dialect::Cuda ? cuda_helper_text(list[i].text) : list[i].text;
   }
   return out;
 }
@@ -814,10 +911,177 @@ std::string CppGen::generate() {
   return text;
 }
 
+// The includes of a CUDA file (no <thread>: its parallelism is the kernels').
+constexpr const char* kCudaIncludes = R"(
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+)";
+
+std::string CppGen::cuda_file_comment() const {
+  const std::string& name = options_.symbol;
+  std::ostringstream os;
+  os << "// " << name << ".cu: a Stipple pipeline as one CUDA C++ file: its GPU kernels and the "
+     << "host code that\n// launches them. Generated by `stipple compile --target "
+     << (options_.target.empty() ? std::string("cuda-sm_90") : options_.target)
+     << " --emit cu` (Stipple's CUDA back end)\n// from\n"
+     << "//   pipeline  "
+     << (options_.pipeline_file.empty() ? std::string("(not given)") : options_.pipeline_file)
+     << "\n//   schedule  "
+     << (options_.schedule_file.empty() ? std::string("the default schedule")
+                                        : options_.schedule_file)
+     << "\n// Regenerate it rather than editing it.\n//\n"
+     << "// Compile it with nvcc (CUDA 11.8 or later) and link it into your program:\n"
+     << "//     nvcc -std=c++17 -O2 -arch=sm_90 -fmad=false --expt-relaxed-constexpr -c " << name
+     << ".cu\n"
+     << "// -fmad=false keeps a * b + c two roundings, as the evaluator computes it (no\n"
+     << "// --use_fast_math either); --expt-relaxed-constexpr lets device code use\n"
+     << "// std::numeric_limits and std::max.\n//\n"
+     << "// It defines, with the buffers and params of the header `--emit header` writes:\n"
+     << "//   int32_t " << name << "(const stipple_buffer* buffers, const double* params);\n"
+     << "//     buffers in host memory: copies the inputs to the GPU, runs, copies the\n"
+     << "//     outputs back;\n"
+     << "//   int32_t " << name << "_device(const stipple_buffer* buffers, const double* params);\n"
+     << "//     buffers already in device memory (`host` is a device pointer): runs and waits.\n"
+     << "// Both return the header's codes, or STIPPLE_ERROR_DEVICE (3) when a CUDA call failed.\n"
+     << "//\n";
+  return os.str();
+}
+
+// NAME: the host-memory entry point around NAME_device. Each buffer's bytes are its span,
+// 1 + sum (extent - 1) * stride elements, copied in for inputs and out for the others.
+std::string CppGen::cuda_host_wrapper() const {
+  const std::string& name = options_.symbol;
+  const size_t total = f_.inputs.size() + f_.buffers.size();
+  std::ostringstream os;
+  os << "\nint32_t " << name << "(const stipple_buffer* buffers, const double* params) {\n";
+  os << "  constexpr int kBuffers = " << total << ";\n";
+  if (total == 0) {
+    os << "  return " << name << "_device(buffers, params);\n}\n";
+    return os.str();
+  }
+  std::string types, dims, bytes, inputs;
+  for (size_t k = 0; k < total; ++k) {
+    const BufferInfo& b = buffers_[k];
+    types += (k ? ", " : "") + type_constant(b.type);
+    dims += (k ? ", " : "") + std::to_string(b.dims);
+    bytes += (k ? ", " : "") + std::to_string(bytes_of(b.type));
+    inputs += (k ? ", " : "") + std::string(b.is_input ? "true" : "false");
+  }
+  os << "  const int32_t types[kBuffers] = {" << types << "};\n"
+     << "  const int32_t dimensions[kBuffers] = {" << dims << "};\n"
+     << "  const int64_t element_bytes[kBuffers] = {" << bytes << "};\n"
+     << "  const bool is_input[kBuffers] = {" << inputs << "};\n"
+     << R"(  for (int k = 0; k < kBuffers; ++k) {
+    if (buffers[k].type != types[k] || buffers[k].dimensions != dimensions[k] ||
+        (dimensions[k] > 0 && buffers[k].dim[0].stride != 1)) {
+      return STIPPLE_ERROR_BUFFER_MISMATCH;
+    }
+  }
+  stipple_buffer device[kBuffers];
+  void* memory[kBuffers] = {};
+  size_t size[kBuffers] = {};
+  int32_t status = STIPPLE_OK;
+  for (int k = 0; k < kBuffers && status == STIPPLE_OK; ++k) {
+    int64_t span = 1;
+    for (int d = 0; d < dimensions[k]; ++d) {
+      const int64_t extent = buffers[k].dim[d].extent, stride = buffers[k].dim[d].stride;
+      span = extent <= 0 ? 0 : span + (extent - 1) * (stride < 0 ? -stride : stride);
+      if (span == 0) break;
+    }
+    size[k] = static_cast<size_t>(span * element_bytes[k]);
+    device[k] = buffers[k];
+    if (cudaMalloc(&memory[k], size[k] > 0 ? size[k] : 1) != cudaSuccess) {
+      memory[k] = nullptr;
+      status = STIPPLE_ERROR_OUT_OF_MEMORY;
+    } else if (is_input[k] && size[k] > 0 &&
+               cudaMemcpy(memory[k], buffers[k].host, size[k], cudaMemcpyHostToDevice) !=
+                   cudaSuccess) {
+      status = STIPPLE_ERROR_DEVICE;
+    }
+    device[k].host = memory[k];
+  }
+)"
+     << "  if (status == STIPPLE_OK) status = " << name << R"(_device(device, params);
+  for (int k = 0; k < kBuffers; ++k) {
+    if (status == STIPPLE_OK && !is_input[k] && size[k] > 0 &&
+        cudaMemcpy(buffers[k].host, memory[k], size[k], cudaMemcpyDeviceToHost) != cudaSuccess) {
+      status = STIPPLE_ERROR_DEVICE;
+    }
+  }
+  for (int k = 0; k < kBuffers; ++k) {
+    if (memory[k] != nullptr) cudaFree(memory[k]);
+  }
+  return status;
+}
+)";
+  return os.str();
+}
+
+std::string CppGen::generate_cuda() {
+  open_block();  // the function's own names
+  declare_externals();
+  std::string body;
+  out_ = &body;
+  indent_ = 1;
+  emit(f_.body);
+  const bool error_word = kernels_.find("stipple_error") != std::string::npos;
+  status_used_ = true;
+  std::string function = opening_part();
+  if (error_word) {
+    function +=
+        R"(  // The kernels' own error code (a device heap allocation that failed), 0 when none.
+  int32_t* stipple_error = nullptr;
+  if (cudaMalloc(&stipple_error, sizeof(int32_t)) != cudaSuccess) return STIPPLE_ERROR_DEVICE;
+  if (cudaMemset(stipple_error, 0, sizeof(int32_t)) != cudaSuccess) status = STIPPLE_ERROR_DEVICE;
+)";
+  }
+  function += body;
+  function += "  // Wait for the kernels: a fault in one is reported here.\n";
+  function += "  if (cudaDeviceSynchronize() != cudaSuccess) status = STIPPLE_ERROR_DEVICE;\n";
+  if (error_word) {
+    function += R"(  int32_t kernel_status = STIPPLE_OK;
+  if (cudaMemcpy(&kernel_status, stipple_error, sizeof(int32_t), cudaMemcpyDeviceToHost) !=
+      cudaSuccess) {
+    status = STIPPLE_ERROR_DEVICE;
+  } else if (status == STIPPLE_OK) {
+    status = kernel_status;
+  }
+  cudaFree(stipple_error);
+)";
+  }
+  function += "  return status;\n}\n";
+  std::string text = cuda_file_comment();
+  text += kCudaIncludes;
+  text += "\nextern \"C\" {\n\n";
+  text += c_header_common_block();
+  text += "enum { STIPPLE_ERROR_DEVICE = 3 };  // a CUDA call failed\n\n";
+  text += "int32_t " + options_.symbol + "(const stipple_buffer* buffers, const double* params);\n";
+  text += "int32_t " + options_.symbol +
+          "_device(const stipple_buffer* buffers, const double* params);\n\n}  // extern \"C\"\n\n";
+  text += "namespace {\n";
+  text += kChecks;
+  text += needed_helpers(kernels_ + function, Dialect::Cuda);
+  text += kernels_;
+  text += "\n}  // namespace\n\n";
+  text += function;
+  text += cuda_host_wrapper();
+  close_block();
+  return text;
+}
+
 std::string CppGen::opening_part() {
   const std::string& name = options_.symbol;
   std::ostringstream os;
-  os << "int32_t " << name << "(const stipple_buffer* buffers, const double* params) {\n";
+  os << "int32_t " << name << (dialect_ == Dialect::Cuda ? "_device" : "")
+     << "(const stipple_buffer* buffers, const double* params) {\n";
   os << "  // Each descriptor must have its declared type and dimension count, and dense rows.\n";
   const size_t total = f_.inputs.size() + f_.buffers.size();
   for (size_t k = 0; k < total; ++k) {
@@ -846,16 +1110,13 @@ std::string CppGen::opening_part() {
     const BufferInfo& buf = buffers_[k];
     const External& ext = externals_[k];
     const std::string b = "buffers[" + std::to_string(k) + "]";
-    const bool accessor = used_.count(ext.accessor) > 0;
-    bool min = accessor && !buf.is_input,
-         extent = used_.count(ext.extent) || (accessor && buf.is_input),
-         stride = accessor && buf.dims > 1;
+    const bool accessor = dialect_ == Dialect::Cpp && used_.count(ext.accessor) > 0;
+    bool any = accessor || used_.count(ext.extent);
     for (int d = 0; d < buf.dims; ++d) {
-      min = min || used_.count(ext.min_vars[d]);
-      extent = extent || used_.count(ext.extent_vars[d]);
-      stride = stride || used_.count(ext.stride_vars[d]);
+      any = any || used_.count(ext.min_vars[d]) || used_.count(ext.extent_vars[d]) ||
+            used_.count(ext.stride_vars[d]);
     }
-    if (!accessor && !min && !extent && !stride) continue;
+    if (!any) continue;
     const std::string what = buf.is_input                     ? "input "
                              : buf.ir == options_.output_name ? "output "
                                                               : "func ";
@@ -866,75 +1127,92 @@ std::string CppGen::opening_part() {
          << "; read at [0, extent) whatever the mins";
     }
     os << "\n";
-    auto array = [&](const std::string& array_name, const std::string& field) {
-      os << "  const int64_t " << array_name << "[" << std::max(buf.dims, 1) << "] = {";
-      for (int d = 0; d < buf.dims; ++d) {
-        os << (d ? ", " : "")
-           << (field == "stride" && d == 0 ? std::string("1")
-                                           : b + ".dim[" + std::to_string(d) + "]." + field);
-      }
-      if (buf.dims == 0) os << "0";
-      os << "};\n";
-    };
-    if (min) array(ext.min, "min");
-    if (extent) array(ext.extent, "extent");
-    if (stride) array(ext.stride, "stride");
-    for (int d = 0; d < buf.dims; ++d) {
-      const std::string dd = subscript(d);
-      if (used_.count(ext.min_vars[d])) {
-        os << "  const int32_t " << ext.min_vars[d] << " = static_cast<int32_t>(" << ext.min << dd
-           << ");\n";
-      }
-      if (used_.count(ext.extent_vars[d])) {
-        os << "  const int32_t " << ext.extent_vars[d] << " = static_cast<int32_t>(" << ext.extent
-           << dd << ");\n";
-      }
-      if (used_.count(ext.stride_vars[d])) {
-        os << "  const int32_t " << ext.stride_vars[d] << " = static_cast<int32_t>(" << ext.stride
-           << dd << ");\n";
-      }
-    }
-    if (!accessor) continue;
-    const std::string mt = memory_type(buf.type);
-    os << "  " << (buf.is_input ? "const " : "") << mt << "* const " << ext.host
-       << " = static_cast<" << (buf.is_input ? "const " : "") << mt << "*>(" << b << ".host);\n";
-    std::string params_list, index;
-    for (int d = 0; d < buf.dims; ++d) {
-      const std::string i = std::string("i") + std::to_string(d), dd = subscript(d);
-      params_list += (d ? ", " : "") + std::string("int32_t ") + i;
-      std::string term;
-      if (!buf.is_input) {
-        term = "(" + i + " - " + ext.min + dd + ")";
-      } else if (buf.decl->boundary == BoundaryKind::Mirror) {
-        term = "mirror_index(" + i + ", " + ext.extent + dd + ")";
-      } else {
-        term = "clamp_index(" + i + ", " + ext.extent + dd + ")";
-      }
-      if (d > 0) term += " * " + ext.stride + dd;
-      index += (d ? " + " : "") + term;
-    }
-    if (index.empty()) index = "0";
-    if (!buf.is_input) {
-      os << "  auto " << ext.accessor << " = [&](" << params_list << ") -> " << mt << "& {\n"
-         << "    return " << ext.host << "[" << index << "];\n  };\n";
-      continue;
-    }
-    os << "  auto " << ext.accessor << " = [&](" << params_list << ") -> " << c_type(buf.type)
-       << " {\n";
-    if (buf.decl->boundary == BoundaryKind::Constant && buf.dims > 0) {
-      std::string cond;
-      for (int d = 0; d < buf.dims; ++d) {
-        cond += (d ? " || " : "") + std::string("outside(i") + std::to_string(d) + ", " +
-                ext.extent + "[" + std::to_string(d) + "])";
-      }
-      os << "    if (" << cond << ") return " << cast_constant(buf.decl->boundary_value, buf.type)
-         << ";\n";
-    }
-    os << "    return " << ext.host << "[" << index << "]"
-       << (buf.type == ScalarType::Bool ? " != 0" : "") << ";\n  };\n";
+    buffer_declarations(os, buf, ext, b, used_, dialect_ == Dialect::Cpp, "  ");
   }
   os << "\n";
   return os.str();
+}
+
+void CppGen::buffer_declarations(std::ostream& os, const BufferInfo& buf, const External& ext,
+                                 const std::string& b, const std::set<std::string>& used,
+                                 bool with_accessor, const std::string& ind) const {
+  const bool accessor = with_accessor && used.count(ext.accessor) > 0;
+  bool min = accessor && !buf.is_input,
+       extent = used.count(ext.extent) || (accessor && buf.is_input),
+       stride = accessor && buf.dims > 1;
+  for (int d = 0; d < static_cast<int>(ext.min_vars.size()); ++d) {
+    min = min || used.count(ext.min_vars[d]);
+    extent = extent || used.count(ext.extent_vars[d]);
+    stride = stride || used.count(ext.stride_vars[d]);
+  }
+  auto array = [&](const std::string& array_name, const std::string& field) {
+    os << ind << "const int64_t " << array_name << "[" << std::max(buf.dims, 1) << "] = {";
+    for (int d = 0; d < buf.dims; ++d) {
+      os << (d ? ", " : "")
+         << (field == "stride" && d == 0 ? std::string("1")
+                                         : b + ".dim[" + std::to_string(d) + "]." + field);
+    }
+    if (buf.dims == 0) os << "0";
+    os << "};\n";
+  };
+  if (min) array(ext.min, "min");
+  if (extent) array(ext.extent, "extent");
+  if (stride) array(ext.stride, "stride");
+  for (int d = 0; d < static_cast<int>(ext.min_vars.size()); ++d) {
+    const std::string dd = subscript(d);
+    if (used.count(ext.min_vars[d])) {
+      os << ind << "const int32_t " << ext.min_vars[d] << " = static_cast<int32_t>(" << ext.min
+         << dd << ");\n";
+    }
+    if (used.count(ext.extent_vars[d])) {
+      os << ind << "const int32_t " << ext.extent_vars[d] << " = static_cast<int32_t>("
+         << ext.extent << dd << ");\n";
+    }
+    if (used.count(ext.stride_vars[d])) {
+      os << ind << "const int32_t " << ext.stride_vars[d] << " = static_cast<int32_t>("
+         << ext.stride << dd << ");\n";
+    }
+  }
+  if (!accessor) return;
+  const std::string mt = memory_type(buf.type);
+  os << ind << (buf.is_input ? "const " : "") << mt << "* const " << ext.host << " = static_cast<"
+     << (buf.is_input ? "const " : "") << mt << "*>(" << b << ".host);\n";
+  std::string params_list, index;
+  for (int d = 0; d < buf.dims; ++d) {
+    const std::string i = std::string("i") + std::to_string(d), dd = subscript(d);
+    params_list += (d ? ", " : "") + std::string("int32_t ") + i;
+    std::string term;
+    if (!buf.is_input) {
+      term = "(" + i + " - " + ext.min + dd + ")";
+    } else if (buf.decl->boundary == BoundaryKind::Mirror) {
+      term = "mirror_index(" + i + ", " + ext.extent + dd + ")";
+    } else {
+      term = "clamp_index(" + i + ", " + ext.extent + dd + ")";
+    }
+    if (d > 0) term += " * " + ext.stride + dd;
+    index += (d ? " + " : "") + term;
+  }
+  if (index.empty()) index = "0";
+  if (!buf.is_input) {
+    os << ind << "auto " << ext.accessor << " = [&](" << params_list << ") -> " << mt << "& {\n"
+       << ind << "  return " << ext.host << "[" << index << "];\n"
+       << ind << "};\n";
+    return;
+  }
+  os << ind << "auto " << ext.accessor << " = [&](" << params_list << ") -> " << c_type(buf.type)
+     << " {\n";
+  if (buf.decl->boundary == BoundaryKind::Constant && buf.dims > 0) {
+    std::string cond;
+    for (int d = 0; d < buf.dims; ++d) {
+      cond += (d ? " || " : "") + std::string("outside(i") + std::to_string(d) + ", " + ext.extent +
+              "[" + std::to_string(d) + "])";
+    }
+    os << ind << "  if (" << cond << ") return "
+       << cast_constant(buf.decl->boundary_value, buf.type) << ";\n";
+  }
+  os << ind << "  return " << ext.host << "[" << index << "]"
+     << (buf.type == ScalarType::Bool ? " != 0" : "") << ";\n"
+     << ind << "};\n";
 }
 
 // ---------------------------------------------------------------------------------------
@@ -1014,6 +1292,16 @@ void CppGen::emit(const Stmt& s) {
 }
 
 void CppGen::emit_for(const For* op) {
+  if (dialect_ == Dialect::Cuda && is_gpu_loop(op->for_type)) {
+    if (in_kernel_) {
+      emit_gpu_loop(op);
+    } else {
+      STIPPLE_INTERNAL_CHECK(op->for_type == ForType::GpuBlock,
+                             "cuda_source: GPU thread loop '" + op->name + "' outside a kernel");
+      emit_kernel(op);
+    }
+    return;
+  }
   // min and extent are evaluated once, before the loop (named unless simple).
   Value min = expr(op->min);
   Value extent = expr(op->extent);
@@ -1079,6 +1367,7 @@ void CppGen::emit_parallel_for(const For* op, const Value& min, const Value& ext
 }
 
 void CppGen::emit_provide(const Provide* op) {
+  if (dialect_ == Dialect::Cuda && !in_kernel_) require_kernel(op->name);
   const BufferInfo& buf = find_buffer(op->name);
   STIPPLE_INTERNAL_CHECK(!buf.is_input, "cpp_source: Provide to input '" + op->name + "'");
   STIPPLE_INTERNAL_CHECK(op->value.type() == Type(buf.type),
@@ -1097,6 +1386,10 @@ void CppGen::emit_provide(const Provide* op) {
 }
 
 void CppGen::emit_allocate(const Allocate* op) {
+  if (dialect_ == Dialect::Cuda && !in_kernel_) {
+    emit_device_allocate(op);
+    return;
+  }
   const int dims = static_cast<int>(op->extents.size());
   STIPPLE_INTERNAL_CHECK(op->type.lanes == 1 && dims <= kMaxBufferDims,
                          "cpp_source: unsupported Allocate of '" + op->name + "'");
@@ -1207,8 +1500,10 @@ void CppGen::emit_allocate(const Allocate* op) {
               " * " + bytes;
     }
     if (constant_size) bytes = std::to_string(constant_count * elem_bytes);
-    line(mt + "* const " + host + " = static_cast<" + mt +
-         "*>(std::malloc(static_cast<size_t>(std::max<int64_t>(" + bytes + ", 1))));");
+    // In a CUDA kernel, malloc is the device heap's (std::malloc is host-only there).
+    const std::string malloc_name = dialect_ == Dialect::Cuda ? "malloc" : "std::malloc";
+    line(mt + "* const " + host + " = static_cast<" + mt + "*>(" + malloc_name +
+         "(static_cast<size_t>(std::max<int64_t>(" + bytes + ", 1))));");
     line("if (" + host + " == nullptr) {");
     line("  status = STIPPLE_ERROR_OUT_OF_MEMORY;  // the body is skipped");
     status_used_ = true;
@@ -1217,7 +1512,7 @@ void CppGen::emit_allocate(const Allocate* op) {
     if (used) declare_accessor();
     --indent_;
     *out_ += body;
-    line("  std::free(" + host + ");");
+    line(std::string(dialect_ == Dialect::Cuda ? "  free(" : "  std::free(") + host + ");");
     line("}");
   }
   close_block();
@@ -1446,6 +1741,7 @@ CppGen::Value CppGen::emit_call(const Call* op) {
   switch (op->call_type) {
     case CallType::Intrinsic: return emit_intrinsic(op);
     case CallType::Input: {
+      if (dialect_ == Dialect::Cuda && !in_kernel_) require_kernel("a read of input " + op->name);
       const BufferInfo& buf = find_buffer(op->name);
       STIPPLE_INTERNAL_CHECK(buf.is_input && buf.decl,
                              "cpp_source: '" + op->name + "' is no input");
@@ -1459,6 +1755,7 @@ CppGen::Value CppGen::emit_call(const Call* op) {
     }
     case CallType::Func: break;
   }
+  if (dialect_ == Dialect::Cuda && !in_kernel_) require_kernel("a read of " + op->name);
   const BufferInfo& buf = find_buffer(op->name);
   STIPPLE_INTERNAL_CHECK(!buf.is_input, "cpp_source: func call of input '" + op->name + "'");
   STIPPLE_INTERNAL_CHECK(op->type == Type(buf.type),
@@ -1629,12 +1926,327 @@ CppGen::Value CppGen::emit_reduce(const Reduce* op) {
   return {result, true};
 }
 
+// ---------------------------------------------------------------------------------------
+// CUDA (cuda_source.h)
+
+// Names of variables an expression reads.
+class VariableNames : public IRVisitor {
+ public:
+  std::set<std::string> names;
+  using IRVisitor::visit;
+  void visit(const Variable* op) override { names.insert(op->name); }
+};
+
+// The GPU thread loops inside a kernel's block band: each chain of directly nested ones.
+class ThreadLoopChains : public IRVisitor {
+ public:
+  std::vector<std::vector<const For*>> chains;  // outermost first
+  using IRVisitor::visit;
+  void visit(const For* op) override {
+    if (op->for_type != ForType::GpuThread) return IRVisitor::visit(op);
+    std::vector<const For*> chain{op};
+    while (const For* next = chain.back()->body.as<For>()) {
+      if (next->for_type != ForType::GpuThread) break;
+      chain.push_back(next);
+    }
+    chains.push_back(chain);
+    chain.back()->body.accept(this);
+  }
+};
+
+// A constant bound on a thread loop's extent (a split's `min(factor, rest)`), or 0.
+int64_t constant_upper_bound(const Expr& e) {
+  if (const IntImm* imm = e.as<IntImm>()) return imm->value;
+  if (const Min* op = e.as<Min>()) {
+    const int64_t a = constant_upper_bound(op->a), b = constant_upper_bound(op->b);
+    if (a > 0 && b > 0) return std::min(a, b);
+    return a > 0 ? a : b;
+  }
+  return 0;
+}
+
+const char* const kDims[] = {"x", "y", "z"};
+
+void CppGen::require_kernel(const std::string& what) const {
+  throw UserError("the CUDA back end computes funcs only inside GPU kernels, but " + what +
+                  " is outside every kernel; schedule the func with gpu_tile or gpu_blocks, "
+                  "compute it at a loop inside another func's kernel, or inline it");
+}
+
+void CppGen::emit_kernel(const For* op) {
+  // The band of block loops, outermost first; the innermost is blockIdx.x.
+  std::vector<const For*> band{op};
+  while (const For* next = band.back()->body.as<For>()) {
+    if (next->for_type != ForType::GpuBlock) break;
+    band.push_back(next);
+  }
+  if (band.size() > 3) {
+    throw UserError("GPU kernel of loop '" + op->name + "' has more than three GPU block loops");
+  }
+  std::set<std::string> band_vars;
+  std::vector<Value> mins, extents;
+  for (const For* b : band) {
+    VariableNames names;
+    b->min.accept(&names);
+    b->extent.accept(&names);
+    for (const std::string& n : names.names) {
+      if (band_vars.count(n)) {
+        throw UserError("the bounds of GPU block loop '" + b->name + "' depend on block loop '" +
+                        n + "' outside it; a kernel's grid must be known at its launch");
+      }
+    }
+    band_vars.insert(b->name);
+    mins.push_back(named(expr(b->min), ScalarType::Int32, b->name + ".min"));
+    extents.push_back(named(expr(b->extent), ScalarType::Int32, b->name + ".extent"));
+  }
+  const Stmt& inner = band.back()->body;
+
+  // Threads: one chain of thread loops, the innermost threadIdx.x; each dimension's size is
+  // its loop's constant bound (the split factor).
+  ThreadLoopChains chains;
+  inner.accept(&chains);
+  if (chains.chains.size() > 1) {
+    throw UserError("GPU kernel of loop '" + op->name +
+                    "' has two separate nests of GPU thread loops; give each its own kernel");
+  }
+  int64_t block_dims[3] = {1, 1, 1};
+  std::map<std::string, int> thread_dims;
+  if (!chains.chains.empty()) {
+    const std::vector<const For*>& chain = chains.chains[0];
+    STIPPLE_INTERNAL_CHECK(chain.size() <= 3, "cuda_source: more than three thread loops");
+    for (size_t k = 0; k < chain.size(); ++k) {
+      const int dim = static_cast<int>(chain.size() - 1 - k);
+      const int64_t bound = constant_upper_bound(chain[k]->extent);
+      if (bound <= 0) {
+        throw UserError("GPU thread loop '" + chain[k]->name +
+                        "' has no constant bound on its extent; make it the inner loop of a split");
+      }
+      block_dims[dim] = bound;
+      thread_dims[chain[k]->name] = dim;
+    }
+  }
+
+  // The kernel's body, printed first to learn which outer names it reads.
+  const std::set<std::string> outer_live = live_;
+  const std::set<std::string> saved_used = used_;
+  const bool saved_status = status_used_;
+  used_.clear();
+  status_used_ = false;
+  in_kernel_ = true;
+  thread_dims_ = thread_dims;
+  const int saved_indent = indent_;
+  indent_ = 0;
+  const std::string body = captured(1, [&] {
+    open_block();
+    for (size_t k = 0; k < band.size(); ++k) {
+      const std::string v = fresh(band[k]->name);
+      push_var(band[k]->name, v, ScalarType::Int32);
+      const char* dim = kDims[band.size() - 1 - k];
+      line("const int32_t " + v + " = " +
+           (mins[k].text == "0" ? std::string() : use(mins[k].text) + " + ") +
+           "static_cast<int32_t>(blockIdx." + dim + ");");
+    }
+    emit(inner);
+    for (size_t k = 0; k < band.size(); ++k) pop_var();
+    close_block();
+  });
+  indent_ = saved_indent;
+  in_kernel_ = false;
+  thread_dims_.clear();
+  const bool kernel_status = status_used_;
+  status_used_ = saved_status;
+  const std::set<std::string> kernel_used = used_;
+  used_ = saved_used;
+
+  // Parameters: the error word, the outer scalars it reads, and a descriptor (by value) of
+  // each buffer it touches.
+  std::vector<std::string> params, args;
+  if (kernel_status) {
+    params.push_back("int32_t* const stipple_error");
+    args.push_back("stipple_error");
+  }
+  std::set<std::string> passed;
+  auto scalar = [&](const std::string& c, ScalarType t) {
+    if (!kernel_used.count(c) || !outer_live.count(c) || passed.count(c)) return;
+    passed.insert(c);
+    params.push_back("const " + c_type(t) + " " + c);
+    args.push_back(use(c));
+  };
+  for (const Binding& b : vars_) scalar(b.c, b.type);
+  for (const auto& [ir, ct] : params_) scalar(ct.first, ct.second);
+  std::ostringstream decls;
+  std::set<std::string> described;
+  for (const BufferInfo& buf : buffers_) {
+    if (described.count(buf.accessor)) continue;  // an inner buffer of the same name won
+    const External* ext = nullptr;
+    std::string descriptor;
+    if (buf.external >= 0) {
+      ext = &externals_[buf.external];
+      descriptor = "buffers[" + std::to_string(buf.external) + "]";
+    } else {
+      auto it = device_externals_.find(buf.accessor);
+      if (it == device_externals_.end()) continue;
+      ext = &it->second;
+      descriptor = buf.descriptor;
+    }
+    std::set<std::string> decl_used;
+    for (const std::string& n : {ext->accessor, ext->host, ext->min, ext->extent, ext->stride}) {
+      if (kernel_used.count(n)) decl_used.insert(n);
+    }
+    if (decl_used.empty()) continue;
+    described.insert(buf.accessor);
+    const std::string param = "stipple_b" + std::to_string(params.size());
+    params.push_back("const stipple_buffer " + param);
+    args.push_back(descriptor);
+    buffer_declarations(decls, buf, *ext, param, decl_used, true, "  ");
+  }
+
+  const std::string kernel = options_.symbol + "_kernel" + std::to_string(kernel_count_++);
+  std::string head = "__global__ void " + kernel + "(";
+  for (size_t k = 0; k < params.size(); ++k) head += (k ? ", " : "") + params[k];
+  kernels_ += "\n// GPU block loops";
+  for (const For* b : band) kernels_ += " " + b->name;
+  kernels_ += "; " + std::to_string(block_dims[0] * block_dims[1] * block_dims[2]) +
+              " threads per block.\n";
+  kernels_ += head + ") {\n" + decls.str();
+  if (kernel_status) kernels_ += "  int32_t status = STIPPLE_OK;\n";
+  kernels_ += body;
+  if (kernel_status) kernels_ += "  if (status != STIPPLE_OK) atomicExch(stipple_error, status);\n";
+  kernels_ += "}\n";
+
+  // The launch: one block per point of the band, none when the band is empty.
+  std::string nonempty, grid = "dim3(";
+  for (size_t k = 0; k < band.size(); ++k) {
+    nonempty += (k ? " && " : "") + extents[k].text + " > 0";
+  }
+  for (size_t d = 0; d < 3; ++d) {
+    const size_t k = band.size() - 1 - d;
+    grid += (d ? ", " : "") +
+            (d < band.size() ? "static_cast<unsigned>(" + extents[k].text + ")" : std::string("1"));
+  }
+  grid += ")";
+  const std::string block = "dim3(" + std::to_string(block_dims[0]) + ", " +
+                            std::to_string(block_dims[1]) + ", " + std::to_string(block_dims[2]) +
+                            ")";
+  std::string call;
+  for (size_t k = 0; k < args.size(); ++k) call += (k ? ", " : "") + args[k];
+  line("if (status == STIPPLE_OK && " + nonempty + ") {");
+  line("  " + kernel + "<<<" + grid + ", " + block + ">>>(" + call + ");");
+  line("  if (cudaGetLastError() != cudaSuccess) status = STIPPLE_ERROR_DEVICE;");
+  line("}");
+  status_used_ = true;
+}
+
+void CppGen::emit_gpu_loop(const For* op) {
+  if (op->for_type == ForType::GpuBlock) {
+    throw UserError("GPU block loop '" + op->name +
+                    "' is inside another kernel's loops; a kernel cannot launch kernels");
+  }
+  auto it = thread_dims_.find(op->name);
+  STIPPLE_INTERNAL_CHECK(it != thread_dims_.end(),
+                         "cuda_source: thread loop '" + op->name + "' outside the kernel's chain");
+  const Value min = named(expr(op->min), ScalarType::Int32, op->name + ".min");
+  const Value extent = named(expr(op->extent), ScalarType::Int32, op->name + ".extent");
+  open_block();
+  const std::string v = fresh(op->name);
+  push_var(op->name, v, ScalarType::Int32);
+  const std::string thread =
+      std::string("static_cast<int32_t>(threadIdx.") + kDims[it->second] + ")";
+  // The block has the loop's bound of threads; those past this iteration's extent idle.
+  line("if (" + thread + " < " + extent.text + ") {");
+  ++indent_;
+  line("const int32_t " + v + " = " + (min.text == "0" ? "" : min.text + " + ") + thread + ";");
+  --indent_;
+  block([&] { emit(op->body); });
+  line("}");
+  pop_var();
+  close_block();
+}
+
+void CppGen::emit_device_allocate(const Allocate* op) {
+  const int dims = static_cast<int>(op->extents.size());
+  STIPPLE_INTERNAL_CHECK(op->type.lanes == 1 && dims <= kMaxBufferDims,
+                         "cuda_source: unsupported Allocate of '" + op->name + "'");
+  std::vector<std::string> extents, mins;
+  for (int d = 0; d < dims; ++d) {
+    const Expr& e = op->extents[d];
+    STIPPLE_INTERNAL_CHECK(e.type() == Int32(), "cuda_source: non-i32 Allocate extent");
+    extents.push_back("std::max<int64_t>(" + unwrapped(expr(e).text) + ", 0)");
+    const Binding* m = find_var(op->name + ".min." + std::to_string(d));
+    mins.push_back(m ? use(m->c) : "0");
+  }
+  line("{");
+  ++indent_;
+  open_block();
+  BufferInfo buf;
+  buf.ir = op->name;
+  buf.type = op->type.code;
+  buf.dims = dims;
+  buf.accessor = fresh(op->name);
+  External ext;
+  ext.accessor = buf.accessor;
+  ext.host = fresh(op->name + "_host");
+  ext.min = fresh(op->name + "_min");
+  ext.extent = fresh(op->name + "_extent");
+  ext.stride = fresh(op->name + "_stride");
+  buf.extent = ext.extent;
+  buf.descriptor = fresh(op->name + "_buffer");
+  const std::string device = fresh(op->name + "_device");
+  const std::string n = "[" + std::to_string(std::max(dims, 1)) + "]";
+  device_externals_[buf.accessor] = ext;
+  buffers_.push_back(buf);
+  const std::string body = captured(1, [&] {
+    open_block();
+    emit(op->body);
+    close_block();
+  });
+  buffers_.pop_back();
+  line("// " + op->name + ": " + to_string(op->type) + ", " + std::to_string(dims) +
+       " dimensions, dimension 0 innermost, in device memory");
+  std::string list;
+  for (int d = 0; d < dims; ++d) list += (d ? ", " : "") + extents[d];
+  line("const int64_t " + ext.extent + n + " = {" + (dims ? list : "0") + "};");
+  line("stipple_buffer " + buf.descriptor + " = {};");
+  line(buf.descriptor + ".type = " + type_constant(buf.type) + ";");
+  line(buf.descriptor + ".dimensions = " + std::to_string(dims) + ";");
+  std::string bytes = std::to_string(bytes_of(op->type.code));
+  std::string stride = "1";
+  for (int d = 0; d < dims; ++d) {
+    const std::string dd = buf.descriptor + ".dim[" + std::to_string(d) + "]";
+    line(dd + ".min = " + mins[d] + ";");
+    line(dd + ".extent = " + ext.extent + subscript(d) + ";");
+    line(dd + ".stride = " + stride + ";");
+    stride = (d ? stride + " * " : std::string()) + ext.extent + subscript(d);
+    bytes = ext.extent + subscript(d) + " * " + bytes;
+  }
+  line("void* " + device + " = nullptr;");
+  line("if (status != STIPPLE_OK) {");
+  line("} else if (cudaMalloc(&" + device + ", static_cast<size_t>(std::max<int64_t>(" + bytes +
+       ", 1))) != cudaSuccess) {");
+  line("  status = STIPPLE_ERROR_OUT_OF_MEMORY;  // the body is skipped");
+  line("} else {");
+  line("  " + buf.descriptor + ".host = " + device + ";");
+  status_used_ = true;
+  *out_ += body;
+  line("  cudaFree(" + device + ");");
+  line("}");
+  close_block();
+  --indent_;
+  line("}");
+}
+
 }  // namespace
 
 std::string cpp_source(const LoweredFunction& f, const AotOptions& options) {
   check_c_function_name(options.symbol);
   CppGen gen(f, options);
   return gen.generate();
+}
+
+std::string cuda_source(const LoweredFunction& f, const AotOptions& options) {
+  check_c_function_name(options.symbol);
+  CppGen gen(f, options, Dialect::Cuda);
+  return gen.generate_cuda();
 }
 
 }  // namespace stipple::codegen

@@ -31,4 +31,13 @@ namespace stipple::codegen {
 /// also reject (an unbound variable, an access to an unknown buffer, a type mismatch).
 std::string cpp_source(const LoweredFunction& f, const AotOptions& options);
 
+/// The CUDA C++ source of `f` (what `stipple compile --target cuda-sm_NN --emit cu` writes):
+/// each band of GPU block loops (with the thread loops directly inside it) becomes a
+/// __global__ kernel launched with one block per point of the band and one thread per
+/// point of the thread loops' split factors; the code around the bands runs on the host,
+/// and an Allocate there is device memory. Exports options.symbol (host buffers: copies in
+/// and out) and options.symbol + "_device" (device buffers). Throws UserError when a func
+/// is computed outside every kernel, or a kernel's shape cannot be launched.
+std::string cuda_source(const LoweredFunction& f, const AotOptions& options);
+
 }  // namespace stipple::codegen

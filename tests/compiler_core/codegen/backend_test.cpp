@@ -37,14 +37,21 @@ BackendRequest request(std::vector<EmitKind> kinds, const std::string& target = 
 }
 
 TEST(Backend, RegisteredOnceAndFoundByNameAndKind) {
-  ASSERT_EQ(backends().size(), 2u);
+  ASSERT_EQ(backends().size(), 3u);
   ASSERT_NE(find_backend("llvm-cpu"), nullptr);
   ASSERT_NE(find_backend("cpp-source"), nullptr);
+  ASSERT_NE(find_backend("cuda-source"), nullptr);
   EXPECT_EQ(find_backend("cuda"), nullptr);
   EXPECT_EQ(&backend_for(EmitKind::Object), find_backend("llvm-cpu"));
   EXPECT_EQ(&backend_for(EmitKind::Header), find_backend("llvm-cpu"));
   EXPECT_EQ(&backend_for(EmitKind::CppSource), find_backend("cpp-source"));
-  EXPECT_EQ(emit_kind_names(), (std::vector<std::string>{"obj", "asm", "llvm", "header", "cpp"}));
+  EXPECT_EQ(&backend_for(EmitKind::CudaSource), find_backend("cuda-source"));
+  EXPECT_EQ(emit_kind_names(),
+            (std::vector<std::string>{"obj", "asm", "llvm", "header", "cpp", "cu"}));
+  // The CUDA back end serves only GPU targets, and says which.
+  EXPECT_EQ(find_backend("cuda-source")->unsupported_target("cuda-sm_90"), "");
+  EXPECT_NE(find_backend("cuda-source")->unsupported_target("host").find("cuda-sm_90"),
+            std::string::npos);
 }
 
 TEST(Backend, FilesAreTheGeneratorsOwn) {

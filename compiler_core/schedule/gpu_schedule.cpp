@@ -1,0 +1,127 @@
+// GPU schedules from CPU ones (gpu_schedule.h).
+#include "compiler_core/schedule/gpu_schedule.h"
+
+#include <algorithm>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "compiler_core/schedule/schedule_loops.h"
+
+namespace stipple {
+
+namespace {
+
+Directive directive(std::string name, std::vector<ScheduleArg> args) {
+  Directive d;
+  d.name = std::move(name);
+  d.args = std::move(args);
+  return d;
+}
+
+ScheduleArg name_arg(const std::string& n) { return ScheduleArg::make_name(n); }
+ScheduleArg int_arg(int64_t v) { return ScheduleArg::make_int(v); }
+
+// A loop name not yet used by the stage: `base`, else base_2, base_3, ...
+std::string unused_name(const StageLoopNest& nest, const std::string& base) {
+  std::string n = base;
+  for (int k = 2; std::find(nest.ever.begin(), nest.ever.end(), n) != nest.ever.end(); ++k) {
+    n = base + "_" + std::to_string(k);
+  }
+  return n;
+}
+
+// The GPU directives of one stage: its first two pure loops (those along which the stage
+// carries no dependence) tiled over blocks and threads, a third as a block dimension too;
+// a single pure loop split into blocks and threads. Empty when it has no such loop.
+std::vector<Directive> gpu_directives(const Func& f, int stage, int64_t tx, int64_t ty,
+                                      int64_t t1) {
+  const StageLoopNest nest = default_loop_nest(f, stage);
+  std::vector<std::string> pure;  // innermost first
+  for (const Loop& l : nest.loops) {
+    if (!l.reduction && !l.dependent) pure.push_back(l.name);
+  }
+  std::vector<Directive> out;
+  if (pure.empty()) return out;
+  if (pure.size() == 1) {
+    const std::string& v = pure[0];
+    const std::string o = unused_name(nest, v + "o"), i = unused_name(nest, v + "i");
+    out.push_back(directive("split", {name_arg(v), name_arg(o), name_arg(i), int_arg(t1)}));
+    out.push_back(directive("gpu_blocks", {name_arg(o)}));
+    out.push_back(directive("gpu_threads", {name_arg(i)}));
+    return out;
+  }
+  const std::string& x = pure[0];
+  const std::string& y = pure[1];
+  const std::string xo = unused_name(nest, x + "o"), yo = unused_name(nest, y + "o");
+  const std::string xi = unused_name(nest, x + "i"), yi = unused_name(nest, y + "i");
+  // Loops between x and y in the default nest (reduction loops of an update) stay inside
+  // the tile's thread loops; reorder puts the tile's loops innermost-last as gpu_tile
+  // needs them adjacent: the reduction loops run serially in each thread.
+  out.push_back(directive("gpu_tile", {name_arg(x), name_arg(y), name_arg(xo), name_arg(yo),
+                                       name_arg(xi), name_arg(yi), int_arg(tx), int_arg(ty)}));
+  if (pure.size() >= 3) {
+    // The third pure loop must sit directly outside yo: only when nothing is between.
+    out.push_back(directive("gpu_blocks", {name_arg(pure[2])}));
+  }
+  return out;
+}
+
+const int64_t kShapes[][2] = {{32, 8}, {16, 16}, {64, 4}, {8, 8}, {32, 4}, {128, 2}, {16, 8}};
+
+Schedule make_gpu_schedule(const Pipeline& p, const Schedule& cpu,
+                           const std::function<GpuTileShape()>& shape_of_stage) {
+  Schedule out;
+  out.file_name = cpu.file_name + " (GPU)";
+  for (const Func& f : p.funcs) {
+    const bool is_output = f.name == p.output.func;
+    const LevelKind level = effective_compute_level(cpu, p, f).kind;
+    FuncSchedule fs;
+    // Approximations stay (they change what the func computes, not where).
+    if (const FuncSchedule* c = cpu.find(f.name)) {
+      auto it = c->stages.find(0);
+      if (it != c->stages.end()) {
+        for (const Directive& d : it->second.directives) {
+          if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) {
+            fs.stages[0].directives.push_back(d);
+          }
+        }
+      }
+    }
+    const bool realised = is_output || level != LevelKind::Inline || !f.updates.empty();
+    if (!realised || (f.args.empty() && f.updates.empty())) {
+      if (!is_output && !fs.stages.empty()) fs.compute = LoopLevel::inlined();
+      if (!fs.stages.empty()) out.funcs[f.name] = fs;
+      continue;  // inlined (a func with no variables is cheap to recompute per use)
+    }
+    if (!is_output) fs.compute = LoopLevel::root();
+    for (int st = 0; st < stage_count(f); ++st) {
+      const GpuTileShape shape = shape_of_stage();
+      std::vector<Directive> ds = gpu_directives(f, st, shape.x, shape.y, shape.threads_1d);
+      for (Directive& d : ds) fs.stages[st].directives.push_back(std::move(d));
+    }
+    out.funcs[f.name] = fs;
+  }
+  return out;
+}
+
+}  // namespace
+
+Schedule gpu_schedule_from(const Pipeline& p, const Schedule& cpu, const GpuTileShape& shape) {
+  return make_gpu_schedule(p, cpu, [&] { return shape; });
+}
+
+Schedule random_gpu_schedule(const Pipeline& p, const Schedule& cpu, std::mt19937& rng) {
+  return make_gpu_schedule(p, cpu, [&] {
+    std::uniform_int_distribution<size_t> pick(0, std::size(kShapes) - 1);
+    const size_t k = pick(rng);
+    GpuTileShape s;
+    s.x = kShapes[k][0];
+    s.y = kShapes[k][1];
+    s.threads_1d = int64_t{32} << std::uniform_int_distribution<int>(0, 3)(rng);
+    return s;
+  });
+}
+
+}  // namespace stipple

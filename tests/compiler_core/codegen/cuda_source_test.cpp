@@ -1,0 +1,156 @@
+// GPU schedules and the CUDA back end (cuda_source in cpp_source.h), without a GPU:
+// - every benchmark pipeline under a random GPU schedule (gpu_schedule.h), lowered and
+//   run on the CPU by the JIT (GPU loops run serially there), equals the same pipeline
+//   under its CPU hand schedule bit for bit: the lowering of GPU loop nests is right;
+// - the CUDA back end writes kernels for each of them, or says which func it cannot place;
+// - nvcc (Debian's CUDA 11.8, found by CMake) compiles the files to machine code for
+//   sm_80 and sm_90, which runs ptxas: the device code is valid. The quick test takes a
+//   few pipelines, the slow one (STIPPLE_CUDA_SOURCE_SLOW) all of them.
+// Running the kernels needs a GPU: tests/gpu/device_check.sh.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "compiler_core/codegen/cpp_source.h"
+#include "compiler_core/codegen/jit.h"
+#include "compiler_core/codegen/run_lowered.h"
+#include "compiler_core/ir/error.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/schedule/gpu_schedule.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/schedule/schedule_printer.h"
+#include "tests/client/shell.h"
+#include "tests/datasets/pipeline_test_support.h"
+
+namespace stipple {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace stipple::testing;  // NOLINT: the pipeline test helpers
+
+const char* const kPipelines[] = {"artistic_blur", "bilateral_filter", "bilateral_grid_halide",
+                                  "blur3x3",       "camera_pipe",      "demosaic",
+                                  "harris",        "interpolate",      "local_laplacian",
+                                  "max_filter",    "median",           "nl_means",
+                                  "two_pass_blur", "unsharp",          "unsharp_mask"};
+
+Schedule hand_schedule(const Pipeline& p, const std::string& name) {
+  return load_schedule_file(source_path("datasets/pipelines/" + name + ".sched"), p);
+}
+
+// The GPU schedule, printed and checked as a user's file would be.
+Schedule checked_gpu_schedule(const Pipeline& p, const Schedule& cpu, uint32_t seed) {
+  std::mt19937 rng(seed);
+  const std::string text = print_schedule(random_gpu_schedule(p, cpu, rng), p);
+  return compile_schedule(text, "gpu.sched", p);
+}
+
+std::map<std::string, Buffer> inputs_of(const Pipeline& p, int w, int h, uint32_t seed) {
+  std::map<std::string, Buffer> inputs;
+  for (const InputDecl& in : p.inputs) {
+    const bool two_d = in.dim_names.size() == 2;
+    inputs.emplace(in.name,
+                   to_buffer(random_image(w, h, two_d ? 1 : 3, seed++), in.type.code, two_d));
+  }
+  return inputs;
+}
+
+std::vector<int64_t> output_extents(const Pipeline& p, const LoweredFunction& f, int w, int h) {
+  int dims = 0;
+  for (const ExternalBuffer& b : f.buffers) {
+    if (b.name == p.output.func) dims = b.dimensions;
+  }
+  std::vector<int64_t> e = {w, h, 3};
+  e.resize(static_cast<size_t>(dims));
+  return e;
+}
+
+TEST(GpuSchedules, RunOnTheCpuEqualTheHandScheduleOnEveryBenchmark) {
+  auto jit = codegen::JitCompiler::create();
+  const int w = 131, h = 87;  // odd sizes: every tile has a tail
+  for (const char* name : kPipelines) {
+    SCOPED_TRACE(name);
+    const Pipeline p = load_benchmark_pipeline(name);
+    const Schedule cpu = hand_schedule(p, name);
+    const Schedule gpu = checked_gpu_schedule(p, cpu, 7);
+    const LoweredFunction want_f = lower(p, cpu), got_f = lower(p, gpu);
+    const auto inputs = inputs_of(p, w, h, 3);
+    const std::vector<int64_t> extents = output_extents(p, want_f, w, h);
+    const Buffer want = run_lowered(*jit->compile(want_f), want_f, p, inputs, {}, extents);
+    const Buffer got = run_lowered(*jit->compile(got_f), got_f, p, inputs, {}, extents);
+    ASSERT_EQ(want.size_in_bytes(), got.size_in_bytes());
+    EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size_in_bytes()), 0)
+        << "under\n"
+        << print_schedule(gpu, p);
+  }
+}
+
+TEST(CudaSource, WritesKernelsOrSaysWhichFuncItCannotPlace) {
+  codegen::AotOptions opt;
+  opt.symbol = "pipeline";
+  opt.target = "cuda-sm_90";
+  for (const char* name : kPipelines) {
+    SCOPED_TRACE(name);
+    const Pipeline p = load_benchmark_pipeline(name);
+    const std::string cu =
+        codegen::cuda_source(lower(p, checked_gpu_schedule(p, hand_schedule(p, name), 11)), opt);
+    EXPECT_NE(cu.find("__global__ void pipeline_kernel0("), std::string::npos);
+    EXPECT_NE(cu.find("int32_t pipeline_device(const stipple_buffer* buffers"), std::string::npos);
+  }
+  // A histogram scattered over the whole image has no pure loop to map to threads: its
+  // update stays on the host, which cannot read the input in device memory.
+  const Pipeline grid = load_benchmark_pipeline("bilateral_grid");
+  try {
+    codegen::cuda_source(
+        lower(grid, checked_gpu_schedule(grid, hand_schedule(grid, "bilateral_grid"), 1)), opt);
+    ADD_FAILURE() << "expected a UserError";
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("is outside every kernel"), std::string::npos) << e.what();
+  }
+  // The default schedule (nothing on the GPU) is refused the same way.
+  const Pipeline blur = load_benchmark_pipeline("blur3x3");
+  EXPECT_THROW(codegen::cuda_source(lower(blur, Schedule{}), opt), UserError);
+}
+
+#ifdef STIPPLE_NVCC
+// nvcc -cubin runs ptxas for the architecture: the kernels assemble for Ampere and Hopper.
+TEST(CudaSource, NvccBuildsMachineCodeForSm80AndSm90) {
+  const fs::path dir = fs::temp_directory_path() / ("stipple-cuda-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+#ifdef STIPPLE_CUDA_SOURCE_SLOW
+  std::vector<std::string> names(std::begin(kPipelines), std::end(kPipelines));
+#else
+  std::vector<std::string> names = {"blur3x3", "camera_pipe", "median"};
+#endif
+  codegen::AotOptions opt;
+  opt.symbol = "pipeline";
+  opt.target = "cuda-sm_90";
+  for (const std::string& name : names) {
+    SCOPED_TRACE(name);
+    const Pipeline p = load_benchmark_pipeline(name);
+    const fs::path cu = dir / (name + ".cu");
+    std::ofstream(cu) << codegen::cuda_source(
+        lower(p, checked_gpu_schedule(p, hand_schedule(p, name), 5)), opt);
+    for (const char* arch : {"sm_80", "sm_90"}) {
+      const testing_cli::Result r = testing_cli::shell(
+          std::string(STIPPLE_NVCC) + " -ccbin " + STIPPLE_NVCC_HOST_COMPILER +
+          " -std=c++17 -O2 -fmad=false --expt-relaxed-constexpr -arch=" + arch + " -cubin " +
+          cu.string() + " -o " + (dir / (name + "." + arch + ".cubin")).string());
+      EXPECT_EQ(r.exit_code, 0) << arch << "\n" << r.output;
+    }
+  }
+  fs::remove_all(dir);
+}
+#else
+TEST(CudaSource, NvccBuildsMachineCodeForSm80AndSm90) {
+  GTEST_FAIL() << "CMake found no nvcc: deploy/install-deps.sh installs Debian's CUDA toolkit";
+}
+#endif
+
+}  // namespace
+}  // namespace stipple
