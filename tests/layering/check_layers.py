@@ -54,7 +54,8 @@ EXCEPTIONS = {
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 SOURCE_SUFFIXES = (".h", ".hpp", ".cpp", ".cc", ".c")
-SKIPPED_TOP = {"tests", "build", ".git"}
+# .gpu-bundle and .gpu-results: the GPU device check's generated files (tests/gpu).
+SKIPPED_TOP = {"tests", "build", ".git", ".gpu-bundle", ".gpu-results"}
 
 
 def layer_of(path):
