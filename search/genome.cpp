@@ -62,13 +62,6 @@ ScheduleArg keyword_arg(const std::string& name, ScheduleArg value) {
   return a;
 }
 
-Directive directive(const std::string& name, std::vector<ScheduleArg> args) {
-  Directive d;
-  d.name = name;
-  d.args = std::move(args);
-  return d;
-}
-
 ScheduleArg reconstruction_arg(const PerforationGene& g) {
   switch (g.reconstruction) {
     case ReconstructionKind::Nearest: return name_arg("nearest");
@@ -446,16 +439,16 @@ Decoded SearchSpace::decode(const Genome& input) const {
         auto [xo, xi] = split_names(f, f.args[0]);
         auto [yo, yi] = split_names(f, f.args[1]);
         tiled = try_add(
-            f.name, directive("tile", {name_arg(f.args[0]), name_arg(f.args[1]), name_arg(xo),
-                                       name_arg(yo), name_arg(xi), name_arg(yi), int_arg(fg.tile_x),
-                                       int_arg(fg.tile_y)}));
+            f.name, Directive::make("tile", {name_arg(f.args[0]), name_arg(f.args[1]), name_arg(xo),
+                                             name_arg(yo), name_arg(xi), name_arg(yi),
+                                             int_arg(fg.tile_x), int_arg(fg.tile_y)}));
         if (tiled) {
           inner_x = xi;
           outer_y = yo;
           if (fg.channels_inside && dims >= 3 &&
               !try_add(f.name,
-                       directive("reorder", {name_arg(xi), name_arg(yi), name_arg(f.args[2]),
-                                             name_arg(xo), name_arg(yo)}))) {
+                       Directive::make("reorder", {name_arg(xi), name_arg(yi), name_arg(f.args[2]),
+                                                   name_arg(xo), name_arg(yo)}))) {
             fg.channels_inside = false;
           }
         }
@@ -467,11 +460,11 @@ Decoded SearchSpace::decode(const Genome& input) const {
       if (fg.vector_width > 0 &&
           (inner_x.empty() ||
            !try_add(f.name,
-                    directive("vectorize", {name_arg(inner_x), int_arg(fg.vector_width)})))) {
+                    Directive::make("vectorize", {name_arg(inner_x), int_arg(fg.vector_width)})))) {
         fg.vector_width = 0;
       }
       if (fg.parallel &&
-          (outer_y.empty() || !try_add(f.name, directive("parallel", {name_arg(outer_y)})))) {
+          (outer_y.empty() || !try_add(f.name, Directive::make("parallel", {name_arg(outer_y)})))) {
         fg.parallel = false;
       }
     }
@@ -483,31 +476,31 @@ Decoded SearchSpace::decode(const Genome& input) const {
       case PerforationKind::Grid: {
         std::vector<ScheduleArg> spacing = {int_arg(pg.spacing_x)};
         if (f.args.size() >= 2) spacing.push_back(int_arg(pg.spacing_y));
-        approx =
-            directive("perforate", {call_arg("grid", std::move(spacing)), reconstruction_arg(pg),
-                                    name_arg(pg.on_demand ? "on_demand" : "precomputed")});
+        approx = Directive::make("perforate",
+                                 {call_arg("grid", std::move(spacing)), reconstruction_arg(pg),
+                                  name_arg(pg.on_demand ? "on_demand" : "precomputed")});
         break;
       }
       case PerforationKind::Adaptive:
-        approx = directive("perforate",
-                           {call_arg("adaptive", {keyword_arg("k", int_arg(pg.k)),
-                                                  keyword_arg("f", float_arg(pg.fraction))}),
-                            reconstruction_arg(pg)});
+        approx = Directive::make("perforate",
+                                 {call_arg("adaptive", {keyword_arg("k", int_arg(pg.k)),
+                                                        keyword_arg("f", float_arg(pg.fraction))}),
+                                  reconstruction_arg(pg)});
         break;
       case PerforationKind::Importance:
-        approx = directive("perforate",
-                           {call_arg("importance", {keyword_arg("f", float_arg(pg.fraction))}),
-                            reconstruction_arg(pg)});
+        approx = Directive::make(
+            "perforate", {call_arg("importance", {keyword_arg("f", float_arg(pg.fraction))}),
+                          reconstruction_arg(pg)});
         break;
       case PerforationKind::Reduction:
         if (!info.reduction_vars.empty()) {
           pg.reduction_var %= int(info.reduction_vars.size());
-          approx =
-              directive("perforate_reduction", {name_arg(info.reduction_vars[pg.reduction_var]),
-                                                call_arg("grid", {int_arg(pg.reduction_stride)})});
+          approx = Directive::make("perforate_reduction",
+                                   {name_arg(info.reduction_vars[pg.reduction_var]),
+                                    call_arg("grid", {int_arg(pg.reduction_stride)})});
         }
         break;
-      case PerforationKind::Channels: approx = directive("channels", {int_arg(1)}); break;
+      case PerforationKind::Channels: approx = Directive::make("channels", {int_arg(1)}); break;
     }
     if (pg.kind != PerforationKind::None && (!approx || !try_add(f.name, std::move(*approx)))) {
       pg = PerforationGene{};

@@ -225,13 +225,6 @@ Schedule without_approximations(const Schedule& s) {
   return t;
 }
 
-Directive directive(const std::string& name, std::vector<ScheduleArg> args) {
-  Directive d;
-  d.name = name;
-  d.args = std::move(args);
-  return d;
-}
-
 // The output's reconstruction (recon.back() is the output): rows of 32 in parallel, the
 // channels inside them, vectorised along the first dimension; the separable stages
 // before it computed per row chunk (and channel), so that each row of samples is
@@ -243,23 +236,26 @@ void schedule_output_reconstruction(Schedule& t, const Func& f, const std::vecto
   std::string inner = v[0];
   if (v.size() >= 2) {
     const std::string rows = v[1] + "$i";
-    ds.push_back(directive("split", {ScheduleArg::make_name(v[1]), ScheduleArg::make_name(v[1]),
-                                     ScheduleArg::make_name(rows), ScheduleArg::make_int(32)}));
+    ds.push_back(
+        Directive::make("split", {ScheduleArg::make_name(v[1]), ScheduleArg::make_name(v[1]),
+                                  ScheduleArg::make_name(rows), ScheduleArg::make_int(32)}));
     inner = v[1];
     if (v.size() == 3) {
-      ds.push_back(directive("reorder", {ScheduleArg::make_name(rows), ScheduleArg::make_name(v[2]),
-                                         ScheduleArg::make_name(v[1])}));
+      ds.push_back(
+          Directive::make("reorder", {ScheduleArg::make_name(rows), ScheduleArg::make_name(v[2]),
+                                      ScheduleArg::make_name(v[1])}));
       inner = v[2];
     }
-    ds.push_back(directive("parallel", {ScheduleArg::make_name(v[1])}));
+    ds.push_back(Directive::make("parallel", {ScheduleArg::make_name(v[1])}));
   }
-  ds.push_back(directive("vectorize", {ScheduleArg::make_name(v[0]), ScheduleArg::make_int(16)}));
+  ds.push_back(
+      Directive::make("vectorize", {ScheduleArg::make_name(v[0]), ScheduleArg::make_int(16)}));
   const std::string& out = recon.back().name;
   for (size_t i = 0; i + 1 < recon.size(); ++i) {
     FuncSchedule fs;
     fs.compute = v.size() >= 2 ? LoopLevel::at(out, 0, inner) : LoopLevel::root();
     fs.stages[0].directives.push_back(
-        directive("vectorize", {ScheduleArg::make_name(v[0]), ScheduleArg::make_int(16)}));
+        Directive::make("vectorize", {ScheduleArg::make_name(v[0]), ScheduleArg::make_int(16)}));
     t.funcs[recon[i].name] = std::move(fs);
   }
   t.funcs[out] = std::move(last);
@@ -309,9 +305,10 @@ std::string add_compaction(Pipeline& q, Schedule& t, const Compaction& c,
   Func dense = func_like(*g, c.prefix + "$scattered", value);
   FuncSchedule fs;
   fs.compute = LoopLevel::root();
+  fs.stages[0].directives.push_back(Directive::make(
+      "vectorize", {ScheduleArg::make_name(g->args[0]), ScheduleArg::make_int(16)}));
   fs.stages[0].directives.push_back(
-      directive("vectorize", {ScheduleArg::make_name(g->args[0]), ScheduleArg::make_int(16)}));
-  fs.stages[0].directives.push_back(directive("parallel", {ScheduleArg::make_name(g->args[1])}));
+      Directive::make("parallel", {ScheduleArg::make_name(g->args[1])}));
   t.funcs[dense.name] = std::move(fs);
   const std::string name = dense.name;
   q.funcs.push_back(std::move(dense));

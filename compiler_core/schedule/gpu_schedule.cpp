@@ -13,16 +13,6 @@ namespace stipple {
 
 namespace {
 
-Directive directive(std::string name, std::vector<ScheduleArg> args) {
-  Directive d;
-  d.name = std::move(name);
-  d.args = std::move(args);
-  return d;
-}
-
-ScheduleArg name_arg(const std::string& n) { return ScheduleArg::make_name(n); }
-ScheduleArg int_arg(int64_t v) { return ScheduleArg::make_int(v); }
-
 // A loop name not yet used by the stage: `base`, else base_2, base_3, ...
 std::string unused_name(const StageLoopNest& nest, const std::string& base) {
   std::string n = base;
@@ -47,9 +37,10 @@ std::vector<Directive> gpu_directives(const Func& f, int stage, int64_t tx, int6
   if (pure.size() == 1) {
     const std::string& v = pure[0];
     const std::string o = unused_name(nest, v + "o"), i = unused_name(nest, v + "i");
-    out.push_back(directive("split", {name_arg(v), name_arg(o), name_arg(i), int_arg(t1)}));
-    out.push_back(directive("gpu_blocks", {name_arg(o)}));
-    out.push_back(directive("gpu_threads", {name_arg(i)}));
+    out.push_back(Directive::make("split", {ScheduleArg::make_name(v), ScheduleArg::make_name(o),
+                                            ScheduleArg::make_name(i), ScheduleArg::make_int(t1)}));
+    out.push_back(Directive::make("gpu_blocks", {ScheduleArg::make_name(o)}));
+    out.push_back(Directive::make("gpu_threads", {ScheduleArg::make_name(i)}));
     return out;
   }
   const std::string& x = pure[0];
@@ -59,11 +50,14 @@ std::vector<Directive> gpu_directives(const Func& f, int stage, int64_t tx, int6
   // Loops between x and y in the default nest (reduction loops of an update) stay inside
   // the tile's thread loops; reorder puts the tile's loops innermost-last as gpu_tile
   // needs them adjacent: the reduction loops run serially in each thread.
-  out.push_back(directive("gpu_tile", {name_arg(x), name_arg(y), name_arg(xo), name_arg(yo),
-                                       name_arg(xi), name_arg(yi), int_arg(tx), int_arg(ty)}));
+  out.push_back(Directive::make(
+      "gpu_tile",
+      {ScheduleArg::make_name(x), ScheduleArg::make_name(y), ScheduleArg::make_name(xo),
+       ScheduleArg::make_name(yo), ScheduleArg::make_name(xi), ScheduleArg::make_name(yi),
+       ScheduleArg::make_int(tx), ScheduleArg::make_int(ty)}));
   if (pure.size() >= 3) {
     // The third pure loop must sit directly outside yo: only when nothing is between.
-    out.push_back(directive("gpu_blocks", {name_arg(pure[2])}));
+    out.push_back(Directive::make("gpu_blocks", {ScheduleArg::make_name(pure[2])}));
   }
   return out;
 }

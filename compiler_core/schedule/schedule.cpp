@@ -24,6 +24,14 @@ ScheduleArg ScheduleArg::make_int(int64_t value, SourceLoc loc) {
   return a;
 }
 
+Directive Directive::make(std::string name, std::vector<ScheduleArg> args, SourceLoc loc) {
+  Directive d;
+  d.name = std::move(name);
+  d.args = std::move(args);
+  d.loc = loc;
+  return d;
+}
+
 bool ScheduleArg::operator==(const ScheduleArg& o) const {
   if (kind != o.kind) return false;
   switch (kind) {

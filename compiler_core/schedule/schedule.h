@@ -57,6 +57,8 @@ struct Directive {
   std::vector<ScheduleArg> args;
   SourceLoc loc;  // of the directive's name; not part of equality
 
+  /// A directive as the parser builds it (what generated schedules make too).
+  static Directive make(std::string name, std::vector<ScheduleArg> args, SourceLoc loc = {});
   bool operator==(const Directive& o) const { return name == o.name && args == o.args; }
   /// The name of argument i; internal error unless it is a Name.
   const std::string& var(size_t i) const;

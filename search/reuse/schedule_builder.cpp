@@ -14,12 +14,6 @@ namespace stipple::search::reuse {
 
 namespace {
 
-Directive directive(const std::string& name, std::vector<ScheduleArg> args) {
-  Directive d;
-  d.name = name;
-  d.args = std::move(args);
-  return d;
-}
 ScheduleArg nm(const std::string& s) { return ScheduleArg::make_name(s); }
 ScheduleArg in(int64_t v) { return ScheduleArg::make_int(v); }
 
@@ -47,12 +41,12 @@ void schedule_root(const PipelineAnalysis& a, int i, const MachineModel& mm, Fun
   const std::vector<Interval>& r = a.root_regions()[i];
   int lanes = vector_lanes(mm, n.elem_bytes);
   if (!n.dims.empty() && r[0].extent() >= lanes) {
-    add(fs, 0, directive("vectorize", {nm(n.dims[0]), in(lanes)}));
+    add(fs, 0, Directive::make("vectorize", {nm(n.dims[0]), in(lanes)}));
     text += ", vectorize(" + n.dims[0] + ", " + std::to_string(lanes) + ")";
   }
   double volume = a.root_points(i);
   if (mm.cores > 1 && n.dims.size() >= 2 && volume >= 16384 && r.back().extent() >= mm.cores) {
-    add(fs, 0, directive("parallel", {nm(n.dims.back())}));
+    add(fs, 0, Directive::make("parallel", {nm(n.dims.back())}));
     text += ", parallel(" + n.dims.back() + ")";
   }
   // Updates: the outermost loop in parallel when no dependence runs along it.
@@ -61,7 +55,7 @@ void schedule_root(const PipelineAnalysis& a, int i, const MachineModel& mm, Fun
     if (mm.cores < 2 || nest.loops.empty()) continue;
     const Loop& outer = nest.loops.back();
     if (outer.dependent || outer.reduction) continue;
-    add(fs, st, directive("parallel", {nm(outer.name)}));
+    add(fs, st, Directive::make("parallel", {nm(outer.name)}));
     text += ", update(" + std::to_string(st - 1) + ").parallel(" + outer.name + ")";
   }
 }
@@ -101,24 +95,26 @@ BuiltSchedule build_schedule(const PipelineAnalysis& a, const GroupedSchedule& g
       auto [xo, xi] = tile_loop_names(on.dims, tiled[0]);
       auto [yo, yi] = tile_loop_names(on.dims, tiled[1]);
       add(fs, 0,
-          directive("tile", {nm(on.dims[tiled[0]]), nm(on.dims[tiled[1]]), nm(xo), nm(yo), nm(xi),
-                             nm(yi), in(t.tile.size[tiled[0]]), in(t.tile.size[tiled[1]])}));
+          Directive::make(
+              "tile", {nm(on.dims[tiled[0]]), nm(on.dims[tiled[1]]), nm(xo), nm(yo), nm(xi), nm(yi),
+                       in(t.tile.size[tiled[0]]), in(t.tile.size[tiled[1]])}));
       head << t.tile.size[tiled[0]] << " x " << t.tile.size[tiled[1]];
     } else if (tiled.size() == 1) {
       auto [xo, xi] = tile_loop_names(on.dims, tiled[0]);
       add(fs, 0,
-          directive("split", {nm(on.dims[tiled[0]]), nm(xo), nm(xi), in(t.tile.size[tiled[0]])}));
+          Directive::make("split",
+                          {nm(on.dims[tiled[0]]), nm(xo), nm(xi), in(t.tile.size[tiled[0]])}));
       head << t.tile.size[tiled[0]];
     }
     LoopOrder plain = default_order(on.dims);
     if (plain.describe() != order.describe()) {
       std::vector<ScheduleArg> names;
       for (const OutputLoop& l : order.loops) names.push_back(nm(l.name));
-      add(fs, 0, directive("reorder", names));
+      add(fs, 0, Directive::make("reorder", names));
     }
     int lanes = vector_lanes(mm, on.elem_bytes);
-    add(fs, 0, directive("vectorize", {nm(order.loops[0].name), in(lanes)}));
-    if (mm.cores > 1) add(fs, 0, directive("parallel", {nm(order.loops.back().name)}));
+    add(fs, 0, Directive::make("vectorize", {nm(order.loops[0].name), in(lanes)}));
+    if (mm.cores > 1) add(fs, 0, Directive::make("parallel", {nm(order.loops.back().name)}));
     head << ", vectorize(" << order.loops[0].name << ", " << lanes << ")"
          << (mm.cores > 1 ? ", parallel(" + order.loops.back().name + ")" : "")
          << "; Algorithm 3 cost " << t.cost.total << " (w = " << kLoadWeight << "), "
@@ -166,7 +162,7 @@ BuiltSchedule build_schedule(const PipelineAnalysis& a, const GroupedSchedule& g
       std::vector<double> per_iteration = m.region(st, order.covered(l.compute, extents, t.tile));
       int mlanes = vector_lanes(mm, n.elem_bytes);
       if (!n.dims.empty() && per_iteration[0] >= mlanes) {
-        add(ms, 0, directive("vectorize", {nm(n.dims[0]), in(mlanes)}));
+        add(ms, 0, Directive::make("vectorize", {nm(n.dims[0]), in(mlanes)}));
         line += ".vectorize(" + n.dims[0] + ", " + std::to_string(mlanes) + ")";
       }
       bool slid = slides(c, st, l.compute, l.store);
