@@ -90,4 +90,14 @@ void IRVisitor::visit(const IfThenElse* op) {
 
 void IRVisitor::visit(const Evaluate* op) { op->value.accept(this); }
 
+std::set<std::string> variable_names(const Expr& e) {
+  struct Names : IRVisitor {
+    std::set<std::string> names;
+    using IRVisitor::visit;
+    void visit(const Variable* op) override { names.insert(op->name); }
+  } v;
+  e.accept(&v);
+  return std::move(v.names);
+}
+
 }  // namespace stipple

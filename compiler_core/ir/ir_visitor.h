@@ -2,6 +2,9 @@
 // order; override the nodes you care about and call the base to keep descending.
 #pragma once
 
+#include <set>
+#include <string>
+
 #include "compiler_core/ir/ir.h"
 
 namespace stipple {
@@ -14,5 +17,8 @@ class IRVisitor {
   IR_STMT_NODES(IR_VISIT_DECL)
 #undef IR_VISIT_DECL
 };
+
+/// The names of the Variables `e` reads (Let-bound ones included).
+std::set<std::string> variable_names(const Expr& e);
 
 }  // namespace stipple

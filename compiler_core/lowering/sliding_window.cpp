@@ -459,13 +459,7 @@ class Slider : public IRMutator {
       const LetStmt* l = chain[i];
       if (!needed.count(l->name) || !an.depends_on(l->name)) continue;
       picked.push_back(i);
-      struct Names : IRVisitor {
-        std::set<std::string>* out = nullptr;
-        using IRVisitor::visit;
-        void visit(const Variable* op) override { out->insert(op->name); }
-      } names;
-      names.out = &needed;
-      l->value.accept(&names);
+      needed.merge(variable_names(l->value));
     }
     std::map<std::string, Expr> subs{{v, Sub::make(var(v), i32(1))}};
     for (size_t i : picked) subs[chain[i]->name] = var(chain[i]->name + "$prev");
