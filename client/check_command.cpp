@@ -1,9 +1,10 @@
-// `stipple check FILE.stp [--schedule S.sched]`: compiles a pipeline and prints its inputs,
-// params and stages, and with a schedule checks it against the pipeline and prints it in
+// `stipple check FILE.stp [--schedule S.sched] [--target T]`: compiles a pipeline and prints its
+// inputs, params and stages, and with a schedule checks it against the pipeline and prints it in
 // the normal text form; or the first error, at file:line:col (exit 2).
 #include <iostream>
 
 #include "client/commands.h"
+#include "compiler_core/codegen/cuda_target.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_printer.h"
@@ -52,15 +53,27 @@ CommandRunner add_check_command(CLI::App& app) {
       "Check a pipeline (and a schedule for it) and print its stages (exit 2 on bad input)");
   auto path = std::make_shared<std::string>();
   auto schedule = std::make_shared<std::string>();
+  auto target = std::make_shared<std::string>("host");
   cmd->add_option("FILE", *path, "the .stp pipeline")->required();
   cmd->add_option("-s,--schedule", *schedule,
                   "a .sched file to check against the pipeline (printed in normal form)");
-  return [path, schedule]() {
+  cmd->add_option("--target", *target,
+                  "what the schedule is for, as `compile --target`: a GPU target (cuda-sm_90, ...) "
+                  "also needs every func that is not inlined to run in a GPU kernel")
+      ->check(CLI::IsMember(compile_target_names()))
+      ->capture_default_str();
+  return [path, schedule, target]() {
     Pipeline p = load_pipeline_file(*path);
     print_pipeline(p, *path);
+    const ScheduleTarget for_target =
+        codegen::is_cuda_target(*target) ? ScheduleTarget::Gpu : ScheduleTarget::Cpu;
     if (!schedule->empty()) {
-      Schedule s = load_schedule_file(*schedule, p);
-      std::cout << "schedule " << *schedule << ": legal\n" << print_schedule(s, p);
+      Schedule s = load_schedule_file(*schedule, p, for_target);
+      std::cout << "schedule " << *schedule << ": legal"
+                << (for_target == ScheduleTarget::Gpu ? " for " + *target : std::string()) << "\n"
+                << print_schedule(s, p);
+    } else if (for_target == ScheduleTarget::Gpu) {
+      check_schedule(Schedule{}, p, nullptr, for_target);
     }
     return kExitOk;
   };

@@ -5,6 +5,8 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+#include <vector>
 
 namespace stipple::cli {
 
@@ -13,6 +15,10 @@ inline constexpr int kExitFailure = 1;
 inline constexpr int kExitBadInput = 2;
 
 using CommandRunner = std::function<int()>;
+
+/// What `compile --target` and `check --target` accept: the CPU targets, then the GPU ones
+/// (compile_command.cpp).
+std::vector<std::string> compile_target_names();
 
 CommandRunner add_check_command(CLI::App& app);
 CommandRunner add_run_command(CLI::App& app);

@@ -76,7 +76,10 @@ int run_compile(const CompileOptions& opt) {
                                  : codegen::describe_target(opt.target);
 
   Pipeline p = load_pipeline_file(opt.pipeline);
-  Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
+  const ScheduleTarget for_target =
+      codegen::is_cuda_target(opt.target) ? ScheduleTarget::Gpu : ScheduleTarget::Cpu;
+  Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p, for_target);
+  if (opt.schedule.empty()) check_schedule(s, p, nullptr, for_target);
   aot.pipeline_file = opt.pipeline;
   aot.schedule_file = opt.schedule;
   aot.output_name = p.output.func;
@@ -121,8 +124,7 @@ int run_compile(const CompileOptions& opt) {
 
 }  // namespace
 
-// The CPU targets, then the GPU ones.
-std::vector<std::string> target_names() {
+std::vector<std::string> compile_target_names() {
   std::vector<std::string> names = codegen::aot_target_names();
   for (const std::string& n : codegen::cuda_target_names()) names.push_back(n);
   return names;
@@ -130,7 +132,9 @@ std::vector<std::string> target_names() {
 
 CommandRunner add_compile_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
-      "compile", "Compile a pipeline ahead of time into an object file and C header to link");
+      "compile",
+      "Compile a pipeline ahead of time: an object file and C header to link, portable C++, "
+      "or CUDA C++ for a GPU");
   auto opt = std::make_shared<CompileOptions>();
   cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
   cmd->add_option("-s,--schedule", opt->schedule, "a .sched file; without it the default schedule");
@@ -142,17 +146,18 @@ CommandRunner add_compile_command(CLI::App& app) {
       ->required()
       ->delimiter(',')
       ->check(CLI::IsMember(codegen::emit_kind_names()));
-  cmd->add_option("-o,--output", opt->output,
-                  "the file to write for one --emit kind ('-' for standard output); for several, "
-                  "the base name each kind's extension (.o .s .ll .h .cpp) goes on; default: the "
-                  "pipeline file's stem");
+  cmd->add_option(
+      "-o,--output", opt->output,
+      "the file to write for one --emit kind ('-' for standard output); for several, "
+      "the base name each kind's extension (.o .s .ll .h .cpp .cu) goes on; default: the "
+      "pipeline file's stem");
   cmd->add_option("--function-name", opt->function_name,
                   "the exported C function; default: the pipeline file's stem as a C identifier");
   cmd->add_option("--target", opt->target,
                   "host (this CPU, all its extensions), x86-64 (portable), x86-64-v2, "
                   "x86-64-v3 (AVX2), x86-64-v4 (AVX-512), aarch64, or for --emit cu an NVIDIA "
                   "GPU: cuda-sm_80, cuda-sm_86, cuda-sm_89 or cuda-sm_90")
-      ->check(CLI::IsMember(target_names()))
+      ->check(CLI::IsMember(compile_target_names()))
       ->capture_default_str();
   return [opt]() { return run_compile(*opt); };
 }

@@ -245,9 +245,11 @@ std::string directive_shape_error(const Directive& d, int* bad_arg) {
   size_t most = spec->variadic ? SIZE_MAX : required + spec->optional_params.size();
   if (d.args.size() < required || d.args.size() > most) {
     return d.name + " takes " +
-           (spec->variadic     ? "at least " + std::to_string(required)
-            : most == required ? std::to_string(required)
-                               : std::to_string(required) + " or " + std::to_string(most)) +
+           (spec->variadic ? "at least " + std::to_string(required)
+            : most == required
+                ? std::to_string(required)
+                : std::to_string(required) + (most == required + 1 ? " or " : " to ") +
+                      std::to_string(most)) +
            " argument" + (most == 1 || (required == 1 && spec->variadic) ? "" : "s") + ", found " +
            std::to_string(d.args.size()) + ": " + spec->usage;
   }

@@ -13,6 +13,7 @@
 #include <set>
 #include <sstream>
 
+#include "compiler_core/ir/error.h"
 #include "compiler_core/schedule/approximation.h"
 #include "compiler_core/schedule/schedule_loops.h"
 #include "compiler_core/schedule/schedule_parser.h"
@@ -445,30 +446,25 @@ class ScheduleChecker {
   // Phase 8 ------------------------------------------------------------------------------
   // A func computed inside a GPU kernel runs in each of the kernel's threads: it cannot
   // launch kernels or start threads of its own.
+  // The GPU loop (and its stage) that func `name` is computed inside, walking outwards
+  // through the compute levels; empty when it is computed outside every kernel.
+  std::pair<std::string, std::string> enclosing_gpu_loop(const std::string& name) const {
+    LoopLevel l = compute_of(name);
+    while (l.kind == LevelKind::At) {
+      const StageLoopNest& n = nest(l.func, l.stage);
+      for (int i = n.find(l.var); i < static_cast<int>(n.loops.size()); ++i) {
+        if (is_gpu_loop(n.loops[i].for_type)) return {n.loops[i].name, stage_name(l.func, l.stage)};
+      }
+      l = compute_of(l.func);
+    }
+    return {};
+  }
+
   void check_inside_kernel(const std::string& name) {
     const FuncSchedule* fs = s_.find(name);
     if (!fs->compute || fs->compute->kind != LevelKind::At) return;
     const LoopLevel& c = *fs->compute;
-    std::string kernel_loop, kernel_stage;
-    {
-      std::string func = c.func, var = c.var;
-      int stage = c.stage;
-      while (kernel_loop.empty()) {
-        const StageLoopNest& n = nest(func, stage);
-        for (int i = n.find(var); i < static_cast<int>(n.loops.size()); ++i) {
-          if (is_gpu_loop(n.loops[i].for_type)) {
-            kernel_loop = n.loops[i].name;
-            kernel_stage = stage_name(func, stage);
-            break;
-          }
-        }
-        LoopLevel l = compute_of(func);
-        if (l.kind != LevelKind::At) break;
-        func = l.func;
-        stage = l.stage;
-        var = l.var;
-      }
-    }
+    const auto [kernel_loop, kernel_stage] = enclosing_gpu_loop(name);
     if (kernel_loop.empty()) return;
     const Func& f = *func(name);
     for (int st = 0; st < stage_count(f); ++st) {
@@ -485,6 +481,53 @@ class ScheduleChecker {
     }
   }
 
+ public:
+  // For a GPU target: every stage of a func that is not inlined runs in a GPU kernel.
+  void check_gpu_placement() const {
+    for (const Func& f : p_.funcs) {
+      if (compute_of(f.name).kind == LevelKind::Inline) continue;
+      if (!enclosing_gpu_loop(f.name).first.empty()) continue;
+      for (int st = 0; st < stage_count(f); ++st) {
+        const std::vector<Loop>& loops = nest(f.name, st).loops;
+        if (std::any_of(loops.begin(), loops.end(),
+                        [](const Loop& l) { return l.for_type == ForType::GpuBlock; })) {
+          continue;
+        }
+        const std::string stage = q(stage_name(f.name, st));
+        std::string why;
+        if (f.name == p_.output.func && st == 0) {
+          why = "the output " + stage + " has no GPU loops; give it gpu_tile or gpu_blocks";
+        } else if (f.args.empty()) {
+          why = stage +
+                " is computed at root, outside every GPU kernel, and has no variable to "
+                "map to GPU threads; inline it, or compute it at a loop inside a kernel";
+        } else if (st > 0 && std::none_of(loops.begin(), loops.end(), [](const Loop& l) {
+                     return !l.reduction && !l.dependent;
+                   })) {
+          why = stage +
+                " has no pure loop free of dependences to map to GPU threads (an update "
+                "that scatters over its whole domain, such as a histogram, needs atomic "
+                "updates, which the CUDA back end does not have yet)";
+        } else {
+          why = stage +
+                " has no GPU loops and is not computed inside a kernel, so it would run "
+                "on the host, which cannot reach the GPU's memory; give it gpu_tile or "
+                "gpu_blocks, compute it at a loop inside another func's kernel, or inline "
+                "it";
+        }
+        const FuncSchedule* fs = s_.find(f.name);
+        if (fs) {
+          auto it = fs->stages.find(st);
+          error(it != fs->stages.end() ? it->second.loc : fs->loc, why);
+        }
+        throw UserError((s_.file_name == Schedule{}.file_name ? std::string("the default schedule")
+                                                              : s_.file_name) +
+                        ": " + why);
+      }
+    }
+  }
+
+ private:
   const Schedule& s_;
   const Pipeline& p_;
   const SourceText& source_;
@@ -498,20 +541,24 @@ class ScheduleChecker {
 
 }  // namespace
 
-void check_schedule(const Schedule& s, const Pipeline& p, const SourceText* source) {
+void check_schedule(const Schedule& s, const Pipeline& p, const SourceText* source,
+                    ScheduleTarget target) {
   SourceText empty("", s.file_name);
-  ScheduleChecker(s, p, source ? *source : empty).run();
+  ScheduleChecker checker(s, p, source ? *source : empty);
+  checker.run();
+  if (target == ScheduleTarget::Gpu) checker.check_gpu_placement();
 }
 
-Schedule compile_schedule(std::string_view text, const std::string& file_name, const Pipeline& p) {
+Schedule compile_schedule(std::string_view text, const std::string& file_name, const Pipeline& p,
+                          ScheduleTarget target) {
   Schedule s = parse_schedule(text, file_name);
   SourceText source(text, file_name);
-  check_schedule(s, p, &source);
+  check_schedule(s, p, &source, target);
   return s;
 }
 
-Schedule load_schedule_file(const std::string& path, const Pipeline& p) {
-  return compile_schedule(read_text_file(path, "schedule"), path, p);
+Schedule load_schedule_file(const std::string& path, const Pipeline& p, ScheduleTarget target) {
+  return compile_schedule(read_text_file(path, "schedule"), path, p, target);
 }
 
 }  // namespace stipple

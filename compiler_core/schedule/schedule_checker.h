@@ -19,17 +19,28 @@
 
 namespace stipple {
 
+/// What the schedule is for. A GPU target (the CUDA back end) also needs every stage of a
+/// func that is not inlined to run in a GPU kernel: the stage has GPU block loops, or the
+/// func is computed inside another stage's GPU loop (LOOPS.md, "GPU loops"); the host code
+/// around the kernels cannot reach the GPU's memory.
+enum class ScheduleTarget { Cpu, Gpu };
+
 /// Throws a CompileError for the first problem found, at the location of the directive
 /// (or argument) at fault. Checks run in phases (funcs and stages, then each stage's
 /// directives, then levels), and within a phase in the order of the text. `source`
 /// (the schedule's text) is used only to show the line in the message; without it the
 /// message has the location and the reason but an empty source line.
-void check_schedule(const Schedule& s, const Pipeline& p, const SourceText* source = nullptr);
+/// A stage the GPU rule finds on the host is reported at its line in the schedule, or, when
+/// the schedule does not name the func, as a UserError naming the schedule file.
+void check_schedule(const Schedule& s, const Pipeline& p, const SourceText* source = nullptr,
+                    ScheduleTarget target = ScheduleTarget::Cpu);
 
 /// parse_schedule then check_schedule, with the source line in messages.
-Schedule compile_schedule(std::string_view text, const std::string& file_name, const Pipeline& p);
+Schedule compile_schedule(std::string_view text, const std::string& file_name, const Pipeline& p,
+                          ScheduleTarget target = ScheduleTarget::Cpu);
 
 /// Reads a schedule file and compiles it against p; a missing file is a UserError.
-Schedule load_schedule_file(const std::string& path, const Pipeline& p);
+Schedule load_schedule_file(const std::string& path, const Pipeline& p,
+                            ScheduleTarget target = ScheduleTarget::Cpu);
 
 }  // namespace stipple

@@ -130,8 +130,8 @@ class DirectiveApplier {
     if (n == "vectorize") return vectorize();
     if (n == "parallel") return parallel();
     if (n == "unroll") return unroll();
-    if (n == "gpu_blocks") return gpu_loops(0, ForType::GpuBlock);
-    if (n == "gpu_threads") return gpu_loops(0, ForType::GpuThread);
+    if (n == "gpu_blocks") return gpu_loops(ForType::GpuBlock);
+    if (n == "gpu_threads") return gpu_loops(ForType::GpuThread);
     if (n == "gpu_tile") return gpu_tile();
     STIPPLE_INTERNAL_CHECK(false, "stage directive " + n + " has no meaning in the checker");
   }
@@ -349,16 +349,21 @@ class DirectiveApplier {
     if (nest_.loops[idx].for_type == ForType::Parallel) {
       error(arg_loc(0), "loop '" + d_.var(0) + "' is already parallel");
     }
+    if (is_gpu_loop(nest_.loops[idx].for_type)) {
+      error(arg_loc(0), "loop '" + d_.var(0) +
+                            "' is a GPU loop; its iterations already run in "
+                            "parallel on the GPU");
+    }
     nest_.loops[idx].for_type = ForType::Parallel;
   }
 
   // gpu_blocks(x[, y[, z]]) / gpu_threads(...): the named loops become the kernel's grid or
   // block dimensions, the first named x. Their shape as a whole is checked once the
   // stage's directives are all applied (check_gpu_loops).
-  void gpu_loops(size_t first, ForType type) {
-    for (size_t i = first; i < d_.args.size(); ++i) {
+  void gpu_loops(ForType type) {
+    for (size_t i = 0; i < d_.args.size(); ++i) {
       const int idx = loop_arg(i);
-      for (size_t j = first; j < i; ++j) {
+      for (size_t j = 0; j < i; ++j) {
         if (d_.var(j) == d_.var(i)) error(arg_loc(i), "'" + d_.var(i) + "' is given twice");
       }
       require_independent(idx, i,
@@ -367,7 +372,12 @@ class DirectiveApplier {
       if (l.for_type == ForType::Vectorized || l.for_type == ForType::Unrolled) {
         error(arg_loc(i), "loop '" + l.name + "' is a lane loop; name a loop of the stage");
       }
-      require_not_parallel(idx, i, "split");
+      if (l.for_type == ForType::Parallel || is_gpu_loop(l.for_type)) {
+        error(arg_loc(i), "loop '" + l.name + "' is already " +
+                              (l.for_type == ForType::Parallel   ? std::string("parallel")
+                               : l.for_type == ForType::GpuBlock ? "a GPU block loop"
+                                                                 : "a GPU thread loop"));
+      }
       l.for_type = type;
     }
   }
@@ -418,7 +428,7 @@ int64_t gpu_thread_extent(const StageLoopNest& nest, int index) {
 }
 
 void check_gpu_loops(const StageLoopNest& nest, const Func& f, int stage, SourceLoc loc,
-                     const SourceText& source) {
+                     SourceLoc parallel_loc, const SourceText& source) {
   const std::string where = "'" + stage_name(f.name, stage) + "'";
   auto fail = [&](const std::string& message) { source.error(loc, message); };
   // Innermost first: [other loops] [thread band] [block band] [other serial loops].
@@ -438,6 +448,7 @@ void check_gpu_loops(const StageLoopNest& nest, const Func& f, int stage, Source
   }
   if (first_block < 0 && first_thread < 0) return;
   if (parallel) {
+    loc = parallel_loc;
     fail(where +
          " has GPU loops and a parallel loop; a kernel's loops run on the GPU, and a "
          "parallel loop around one would launch kernels from several threads");
@@ -492,6 +503,7 @@ StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& 
                               const SourceText& source) {
   StageLoopNest nest = default_loop_nest(f, stage);
   std::optional<SourceLoc> gpu_loc;
+  std::optional<SourceLoc> parallel_loc;
   const FuncSchedule* fs = s.find(f.name);
   if (!fs) return nest;
   auto it = fs->stages.find(stage);
@@ -501,8 +513,9 @@ StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& 
     if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) continue;
     apply_stage_directive(nest, f, stage, f.name == p.output.func, d, source);
     if (d.name.rfind("gpu_", 0) == 0) gpu_loc = d.loc;
+    if (d.name == "parallel") parallel_loc = d.loc;
   }
-  if (gpu_loc) check_gpu_loops(nest, f, stage, *gpu_loc, source);
+  if (gpu_loc) check_gpu_loops(nest, f, stage, *gpu_loc, parallel_loc.value_or(*gpu_loc), source);
   return nest;
 }
 

@@ -69,9 +69,10 @@ void apply_stage_directive(StageLoopNest& nest, const Func& f, int stage, bool i
 /// loops"): block loops form one band with the thread loops (if any) directly inside it,
 /// at most three of each, every thread loop the inner loop of a split whose factors give
 /// at most kMaxGpuThreadsPerBlock threads, and no parallel loop in a stage with GPU loops.
-/// Throws CompileError at `loc` (the stage's last GPU directive) through `source`.
+/// Throws CompileError at `loc` (the stage's last GPU directive), or for a parallel loop at
+/// `parallel_loc` (the parallel directive), through `source`.
 void check_gpu_loops(const StageLoopNest& nest, const Func& f, int stage, SourceLoc loc,
-                     const SourceText& source);
+                     SourceLoc parallel_loc, const SourceText& source);
 
 /// The constant extent bound of GPU thread loop `index` of `nest`: its split factor.
 int64_t gpu_thread_extent(const StageLoopNest& nest, int index);

@@ -175,7 +175,7 @@ const CheckCase kCases[] = {
      "GPU thread loop 'x' of 'out' is not the inner loop of a split"},
     {"gpu_too_many_threads", "out.gpu_tile(x, y, xo, yo, xi, yi, 64, 32)", 1, 5,
      "'out' has 2048 GPU threads per block; a block has at most 1024"},
-    {"gpu_parallel_in_kernel", "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8).parallel(c)", 1, 5,
+    {"gpu_parallel_in_kernel", "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8).parallel(c)", 1, 42,
      "'out' has GPU loops and a parallel loop"},
     {"gpu_threads_outside_blocks",
      "out.tile(x, y, xo, yo, xi, yi, 8, 8).gpu_blocks(xi).gpu_threads(xo)", 1, 53,
@@ -184,6 +184,12 @@ const CheckCase kCases[] = {
      "the GPU block loops of 'out' must be adjacent, but 'yo' is between them"},
     {"gpu_split_after", "out.gpu_blocks(y).split(y, yo, yi, 8)", 1, 25,
      "loop 'y' is already a GPU block loop; split it before making it a GPU block loop"},
+    {"gpu_threads_twice", "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8).gpu_threads(xi)", 1, 54,
+     "loop 'xi' is already a GPU thread loop"},
+    {"gpu_parallel_after", "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8).parallel(xo)", 1, 51,
+     "loop 'xo' is a GPU loop; its iterations already run in parallel on the GPU"},
+    {"gpu_blocks_arity", "out.gpu_blocks(x, y, c, xo)", 1, 5,
+     "gpu_blocks takes 1 to 3 arguments, found 4"},
     {"gpu_nested_kernel",
      "A.compute_at(out, xi).gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n"
      "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)",
@@ -331,6 +337,57 @@ TEST(ScheduleChecker, LaneLoopsCannotBeNamedFromCode) {
 
 TEST(ScheduleChecker, LoadScheduleFile) {
   EXPECT_THROW(load_schedule_file("/nonexistent/s.sched", pipeline()), UserError);
+}
+
+// For a GPU target every func that is not inlined runs in a kernel: its own GPU loops, or
+// computed inside another func's (ScheduleTarget::Gpu).
+TEST(ScheduleChecker, GpuTargetNeedsEveryRealisedFuncInAKernel) {
+  const Pipeline g = compile_pipeline(R"(pipeline g
+input in : f32[x, y]
+func k(i) = f32(i)
+func n() = 2.0
+func a(x, y) = in(x, y) * n() + k(x % 4)
+func out(x, y) = a(x, y) + a(x + 1, y)
+output out
+)",
+                                      "g.stp");
+  const std::string tile = "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n";
+  auto gpu = [&](const std::string& text) {
+    return compile_schedule(text, "g.sched", g, ScheduleTarget::Gpu);
+  };
+  EXPECT_NO_THROW(gpu(tile));
+  EXPECT_NO_THROW(gpu("a.compute_at(out, xi)\n" + tile));
+  // At a block loop: inside the kernel too (each thread computes the block's region).
+  EXPECT_NO_THROW(gpu("a.compute_at(out, xo)\n" + tile));
+  EXPECT_NO_THROW(
+      gpu("k.compute_root().split(i, io, ii, 32).gpu_blocks(io).gpu_threads(ii)\n" + tile));
+  // The same schedules are legal for a CPU.
+  EXPECT_NO_THROW(compile_schedule("a.compute_root()\n" + tile, "g.sched", g));
+  auto expect_error = [&](const std::string& text, int line, int col, const std::string& what) {
+    try {
+      gpu(text);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const CompileError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_EQ(e.col(), col) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  expect_error("a.compute_root()\n" + tile, 1, 1,
+               "'a' has no GPU loops and is not computed inside a kernel, so it would run on the "
+               "host");
+  expect_error("n.compute_root()\n" + tile, 1, 1,
+               "'n' is computed at root, outside every GPU kernel, and has no variable to map to "
+               "GPU threads");
+  // The output is not in the schedule: the message names the schedule instead of a line.
+  try {
+    check_schedule(Schedule{}, g, nullptr, ScheduleTarget::Gpu);
+    ADD_FAILURE() << "the default schedule was accepted for a GPU";
+  } catch (const UserError& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the default schedule: the output 'out' has no GPU loops; give it gpu_tile or "
+              "gpu_blocks");
+  }
 }
 
 }  // namespace
