@@ -2,6 +2,7 @@
 // any target the user's own compiler serves.
 #include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/cpp_source.h"
+#include "compiler_core/codegen/cuda_target.h"
 
 namespace stipple::codegen {
 
@@ -16,8 +17,11 @@ class CppSourceBackend : public Backend {
     return k;
   }
 
-  // Portable source: the target is whatever compiles it.
-  std::string unsupported_target(const std::string&) const override { return ""; }
+  // Portable source: the target is whatever compiles it, any CPU; not a GPU.
+  std::string unsupported_target(const std::string& target) const override {
+    if (!is_cuda_target(target)) return "";
+    return "'" + target + "' is a GPU target: --emit cu writes its code (cpp is C++ for a CPU)";
+  }
 
   BackendResult compile(const LoweredFunction& f, const BackendRequest& request) const override {
     std::string why = unsupported(request);

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "compiler_core/codegen/backend.h"
+#include "compiler_core/codegen/cuda_target.h"
 #include "compiler_core/codegen/target_machine.h"
 
 namespace stipple::codegen {
@@ -21,6 +22,11 @@ class LlvmCpuBackend : public Backend {
   }
 
   std::string unsupported_target(const std::string& target) const override {
+    if (is_cuda_target(target)) {
+      return "'" + target +
+             "' is a GPU target: --emit cu writes its code (the CUDA file declares its own "
+             "functions); obj, asm, llvm and header are for CPU targets";
+    }
     const std::vector<std::string>& names = target_names();
     if (std::find(names.begin(), names.end(), target) != names.end()) return "";
     std::string known;

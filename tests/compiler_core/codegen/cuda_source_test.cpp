@@ -20,6 +20,7 @@
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/schedule/gpu_schedule.h"
 #include "compiler_core/schedule/schedule_checker.h"
@@ -47,7 +48,7 @@ Schedule hand_schedule(const Pipeline& p, const std::string& name) {
 Schedule checked_gpu_schedule(const Pipeline& p, const Schedule& cpu, uint32_t seed) {
   std::mt19937 rng(seed);
   const std::string text = print_schedule(random_gpu_schedule(p, cpu, rng), p);
-  return compile_schedule(text, "gpu.sched", p);
+  return compile_schedule(text, "gpu.sched", p, ScheduleTarget::Gpu);
 }
 
 std::map<std::string, Buffer> inputs_of(const Pipeline& p, int w, int h, uint32_t seed) {
@@ -103,14 +104,29 @@ TEST(CudaSource, WritesKernelsOrSaysWhichFuncItCannotPlace) {
     EXPECT_NE(cu.find("int32_t pipeline_device(const stipple_buffer* buffers"), std::string::npos);
   }
   // A histogram scattered over the whole image has no pure loop to map to threads: its
-  // update stays on the host, which cannot read the input in device memory.
+  // update would stay on the host, which cannot read the input in device memory. The
+  // checker for a GPU target says so at the line; the back end, given such code anyway,
+  // refuses it too.
   const Pipeline grid = load_benchmark_pipeline("bilateral_grid");
+  std::mt19937 rng(1);
+  const std::string text =
+      print_schedule(random_gpu_schedule(grid, hand_schedule(grid, "bilateral_grid"), rng), grid);
   try {
-    codegen::cuda_source(
-        lower(grid, checked_gpu_schedule(grid, hand_schedule(grid, "bilateral_grid"), 1)), opt);
+    compile_schedule(text, "grid.sched", grid, ScheduleTarget::Gpu);
+    ADD_FAILURE() << "expected a CompileError";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 1);
+    EXPECT_NE(e.message().find("'grid.update(0)' has no pure loop free of dependences"),
+              std::string::npos)
+        << e.what();
+  }
+  try {
+    codegen::cuda_source(lower(grid, compile_schedule(text, "grid.sched", grid)), opt);
     ADD_FAILURE() << "expected a UserError";
   } catch (const UserError& e) {
-    EXPECT_NE(std::string(e.what()).find("is outside every kernel"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("a read of input 'in' is outside every kernel"),
+              std::string::npos)
+        << e.what();
   }
   // The default schedule (nothing on the GPU) is refused the same way.
   const Pipeline blur = load_benchmark_pipeline("blur3x3");
