@@ -106,7 +106,7 @@ void fill(Array& a, uint32_t seed) {
   }
 }
 
-double value(const Array& a, int64_t i) {
+[[maybe_unused]] double value(const Array& a, int64_t i) {
   switch (a.type) {
     case STIPPLE_TYPE_F32: return reinterpret_cast<const float*>(a.bytes.data())[i];
     case STIPPLE_TYPE_F64: return reinterpret_cast<const double*>(a.bytes.data())[i];
@@ -154,7 +154,6 @@ int main(int argc, char** argv) {
   std::vector<stipple_buffer> descs;
   for (const Array& a : arrays) descs.push_back(a.desc);
   Array& out = arrays.back();
-  const int64_t count = static_cast<int64_t>(out.bytes.size()) / element_bytes(out.type);
 
   if (mode == "write") {
     const int32_t rc = pipeline(descs.data(), params.data());
@@ -186,6 +185,7 @@ int main(int argc, char** argv) {
     // ulp or two, so a relative tolerance; integers exactly, or by 1 where a float that
     // close rounded the other way.
     const bool is_float = out.type == STIPPLE_TYPE_F32 || out.type == STIPPLE_TYPE_F64;
+    const int64_t count = static_cast<int64_t>(out.bytes.size()) / element_bytes(out.type);
     double max_err = 0;
     int64_t bad = 0, exact = 0;
     for (int64_t i = 0; i < count; ++i) {

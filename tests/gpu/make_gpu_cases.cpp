@@ -7,7 +7,9 @@
 //                    datasets/pipelines/gpu/NAME.sched where there is one) and `randomK`
 //   skipped.txt      what could not be generated, and why
 //
-//   make_gpu_cases PIPELINE_DIR OUT_DIR RANDOM_SCHEDULES SEED
+//   make_gpu_cases PIPELINE_DIR OUT_DIR RANDOM_SCHEDULES SEED [PIPELINE...]
+// (the named pipelines only, when some are named)
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -62,8 +64,8 @@ std::string case_text(const Pipeline& p, const LoweredFunction& lowered) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::cerr << "usage: make_gpu_cases PIPELINE_DIR OUT_DIR RANDOM_SCHEDULES SEED\n";
+  if (argc < 5) {
+    std::cerr << "usage: make_gpu_cases PIPELINE_DIR OUT_DIR RANDOM_SCHEDULES SEED [PIPELINE...]\n";
     return 2;
   }
   const fs::path dir = argv[1], out_dir = argv[2];
@@ -72,8 +74,11 @@ int main(int argc, char** argv) {
   fs::create_directories(out_dir);
   std::string skipped;
   std::vector<fs::path> files;
+  const std::vector<std::string> only(argv + 5, argv + argc);
   for (const auto& e : fs::directory_iterator(dir)) {
-    if (e.path().extension() == ".stp") files.push_back(e.path());
+    const bool named =
+        only.empty() || std::find(only.begin(), only.end(), e.path().stem().string()) != only.end();
+    if (e.path().extension() == ".stp" && named) files.push_back(e.path());
   }
   std::sort(files.begin(), files.end());
   codegen::AotOptions opt;
@@ -102,7 +107,8 @@ int main(int argc, char** argv) {
       for (const auto& [variant, s] : variants) {
         const std::string text = print_schedule(s, p);
         try {
-          const Schedule checked = compile_schedule(text, name + "." + variant + ".sched", p);
+          const Schedule checked =
+              compile_schedule(text, name + "." + variant + ".sched", p, ScheduleTarget::Gpu);
           write(out_dir / (name + "." + variant + ".sched"), text);
           opt.schedule_file = name + "." + variant + ".sched";
           write(out_dir / (name + "." + variant + ".cu"),

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# prepare_bundle.sh BUILD_DIR BUNDLE_DIR [RANDOM_SCHEDULES] [SEED]: everything the GPU
+# prepare_bundle.sh BUILD_DIR BUNDLE_DIR [RANDOM_SCHEDULES] [SEED] [PIPELINE...]: everything the GPU
 # device check needs, made on a CPU host (README.md beside this): each benchmark pipeline's
 # CUDA files (its GPU schedule and random ones), the harness, and the reference outputs,
 # computed here by the C++ source back end under the CPU hand schedules.
@@ -9,6 +9,7 @@ mkdir -p "$2"
 bundle=$(cd "$2" && pwd)
 randoms=${3:-2}
 seed=${4:-1}
+shift $(( $# < 4 ? $# : 4 ))  # what is left: the pipelines to take (all when none)
 here=$(cd "$(dirname "$0")" && pwd)
 repo=$(cd "$here/../.." && pwd)
 # The reference size: big enough for every pipeline's pyramid levels and tiles' tails.
@@ -16,7 +17,7 @@ width=${STIPPLE_GPU_CHECK_WIDTH:-333}
 height=${STIPPLE_GPU_CHECK_HEIGHT:-250}
 
 rm -f "$bundle"/*.cu "$bundle"/*.cpp "$bundle"/*.raw "$bundle"/*.case "$bundle"/*.sched
-"$build/tests/gpu/make_gpu_cases" "$repo/datasets/pipelines" "$bundle" "$randoms" "$seed" > /dev/null
+"$build/tests/gpu/make_gpu_cases" "$repo/datasets/pipelines" "$bundle" "$randoms" "$seed" "$@" > /dev/null
 cp "$here/harness.cpp" "$here/device_check.sh" "$bundle/"
 echo "$width $height" > "$bundle/size.txt"
 
