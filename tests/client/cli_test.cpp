@@ -198,8 +198,9 @@ TEST_F(Cli, LowerDumpsEveryPass) {
   Result r = run("lower " + args + " --dump-passes");
   ASSERT_EQ(r.exit_code, 0) << r.output.substr(0, 500);
   size_t at = 0;
-  for (const char* pass : {"apply_perforation", "schedule_functions", "hoist_invariant_reductions",
-                           "sliding_window", "storage_folding", "simplify_modulo"}) {
+  for (const char* pass :
+       {"apply_perforation", "schedule_functions", "hoist_invariant_reductions", "sliding_window",
+        "storage_folding", "simplify_modulo", "bound_gpu_allocations"}) {
     size_t next = r.output.find(std::string("== ") + pass + " ==\n", at);
     ASSERT_NE(next, std::string::npos) << pass;
     at = next;
