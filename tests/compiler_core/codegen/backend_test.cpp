@@ -52,6 +52,11 @@ TEST(Backend, RegisteredOnceAndFoundByNameAndKind) {
   EXPECT_EQ(find_backend("cuda-source")->unsupported_target("cuda-sm_90"), "");
   EXPECT_NE(find_backend("cuda-source")->unsupported_target("host").find("cuda-sm_90"),
             std::string::npos);
+  // and the CPU back ends refuse a GPU target, pointing to --emit cu.
+  EXPECT_NE(find_backend("cpp-source")->unsupported_target("cuda-sm_90").find("--emit cu"),
+            std::string::npos);
+  EXPECT_NE(find_backend("llvm-cpu")->unsupported_target("cuda-sm_80").find("--emit cu"),
+            std::string::npos);
 }
 
 TEST(Backend, FilesAreTheGeneratorsOwn) {
