@@ -17,7 +17,6 @@ Dir combine(Dir a, Dir b) {
 
 namespace {
 
-
 Dir negate(Dir d) {
   if (d == Dir::Inc) return Dir::Dec;
   if (d == Dir::Dec) return Dir::Inc;
