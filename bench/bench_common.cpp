@@ -10,7 +10,7 @@
 #include <map>
 #include <mutex>
 
-#include "compiler_core/codegen/jit.h"
+#include "compiler_core/codegen/backend.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
@@ -25,11 +25,6 @@ using Clock = std::chrono::steady_clock;
 
 double ms_since(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
-
-codegen::JitCompiler& jit() {
-  static std::unique_ptr<codegen::JitCompiler> compiler = codegen::JitCompiler::create();
-  return *compiler;
 }
 
 /// The fixture photo as planar f32 RGB in [0, 1].
@@ -188,7 +183,7 @@ StippleProgram::StippleProgram(const std::string& pipeline, const std::string& s
   Schedule schedule =
       schedule_file.empty() ? Schedule{} : load_schedule_file(schedule_file, pipeline_);
   lowered_ = lower(pipeline_, schedule);
-  compiled_ = jit().compile(lowered_);
+  compiled_ = codegen::compile_for_host(lowered_);
   compile_ms_ = ms_since(t0);
   for (const ParamDecl& p : lowered_.params) params_.push_back(p.default_value);
   STIPPLE_INTERNAL_CHECK(lowered_.inputs.size() == 1 && lowered_.buffers.size() == 1,

@@ -62,7 +62,7 @@ class StippleProgram {
  private:
   Pipeline pipeline_;
   LoweredFunction lowered_;
-  std::unique_ptr<codegen::CompiledFunction> compiled_;
+  std::shared_ptr<codegen::CompiledFunction> compiled_;
   std::vector<double> params_;
   double compile_ms_ = 0;
 };

@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "compiler_core/codegen/jit.h"
+#include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
@@ -69,7 +69,7 @@ class Variant {
     auto t0 = std::chrono::steady_clock::now();
     Schedule s = compile_schedule(schedule_text, name, p);
     lowered_ = lower(p, s);
-    compiled_ = jit().compile(lowered_);
+    compiled_ = codegen::compile_for_host(lowered_);
     compile_ms_ =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   }
@@ -92,13 +92,9 @@ class Variant {
   double compile_ms() const { return compile_ms_; }
 
  private:
-  static codegen::JitCompiler& jit() {
-    static std::unique_ptr<codegen::JitCompiler> j = codegen::JitCompiler::create();
-    return *j;
-  }
   const Pipeline& p_;
   LoweredFunction lowered_;
-  std::unique_ptr<codegen::CompiledFunction> compiled_;
+  std::shared_ptr<codegen::CompiledFunction> compiled_;
   double compile_ms_ = 0;
 };
 

@@ -13,6 +13,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
@@ -93,8 +94,7 @@ int run(const RunOptions& opt) {
 
   // One way to compute the output, chosen once; timed below.
   std::function<Buffer()> compute;
-  std::unique_ptr<codegen::JitCompiler> jit;
-  std::unique_ptr<codegen::CompiledFunction> compiled;
+  std::shared_ptr<codegen::CompiledFunction> compiled;
   LoweredFunction lowered;
   Schedule schedule = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
   Pipeline reference;
@@ -110,8 +110,7 @@ int run(const RunOptions& opt) {
                  opt.schedule.empty() ? std::string("the default schedule") : opt.schedule);
     if (opt.threads > 0) ThreadPool::set_global_threads(opt.threads);
     lowered = lower(p, schedule);
-    jit = codegen::JitCompiler::create();
-    compiled = jit->compile(lowered);
+    compiled = codegen::compile_for_host(lowered);
     const codegen::CompileStats& stats = compiled->stats();
     spdlog::info(
         "compiled in {:.1f} ms (LLVM IR {:.1f}, optimise {:.1f}, machine code {:.1f}, link "

@@ -14,14 +14,14 @@ HostCapabilities detect_host_capabilities() {
   c.arch = host_arch();
   // The JIT's own view of the host (what measurement.cpp keys results with), not a second
   // detection that could disagree with it.
-  const std::unique_ptr<codegen::JitCompiler> jit = codegen::JitCompiler::create();
-  c.cpu = jit->host_cpu();
-  std::stringstream features(jit->host_features());
+  const codegen::HostCpu host = codegen::jit_host_cpu();
+  c.cpu = host.cpu;
+  std::stringstream features(host.features);
   for (std::string f; std::getline(features, f, ',');) {
     if (f.size() > 1 && f[0] == '+') c.isa_features.push_back(f.substr(1));
   }
   std::sort(c.isa_features.begin(), c.isa_features.end());
-  c.target = host_target_key(jit->host_cpu(), jit->host_features());
+  c.target = host_target_key(host.cpu, host.features);
   c.cores = usable_cores();
   const HostCaches caches = probe_host_caches();
   c.l2_bytes = caches.l2_bytes;

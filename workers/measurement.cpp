@@ -8,6 +8,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "compiler_core/codegen/backend.h"
+#include "compiler_core/codegen/jit.h"
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
@@ -81,7 +83,6 @@ Measurement::Measurement(const EvaluationSetup& setup, MeasurementGate gate,
     }
   }
   if (setup_.threads > 0) ThreadPool::set_global_threads(setup_.threads);
-  jit_ = codegen::JitCompiler::create();
   // Every photo and reference now, so that a bad setup fails before any candidate.
   for (const auto& [split, paths] : setup_.images) photos(split);
 }
@@ -89,7 +90,8 @@ Measurement::Measurement(const EvaluationSetup& setup, MeasurementGate gate,
 Measurement::~Measurement() = default;
 
 std::string Measurement::target() const {
-  return host_target_key(jit_->host_cpu(), jit_->host_features());
+  const codegen::HostCpu host = codegen::jit_host_cpu();
+  return host_target_key(host.cpu, host.features);
 }
 
 std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
@@ -103,7 +105,7 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
   // the cache.
   call(gate_.before_compile);
   LoweredFunction lowered;
-  std::unique_ptr<codegen::CompiledFunction> exact;
+  std::shared_ptr<codegen::CompiledFunction> exact;
   std::vector<Photo> loaded;
   // What every reference of this process depends on besides its photo: computed once.
   const std::string target_and_build =
@@ -133,7 +135,7 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
     }
     if (!exact) {
       lowered = lower(pipeline_, Schedule{});
-      exact = jit_->compile(lowered);
+      exact = codegen::compile_for_host(lowered);
     }
     ph.reference = run_lowered(*exact, lowered, pipeline_, ph.inputs, setup_.params, ph.extents);
     if (!cached.empty()) {
@@ -156,13 +158,13 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
   std::vector<Photo>& set = photos(split);
   EvaluationResult r;
   LoweredFunction lowered;
-  std::unique_ptr<codegen::CompiledFunction> compiled;
+  std::shared_ptr<codegen::CompiledFunction> compiled;
   call(gate_.before_compile);
   const auto t0 = std::chrono::steady_clock::now();
   try {
     Schedule s = compile_schedule(text, "<candidate>", pipeline_);
     lowered = lower(pipeline_, s);
-    compiled = jit_->compile(lowered);
+    compiled = codegen::compile_for_host(lowered);
   } catch (const UserError& e) {
     r.status = EvaluationStatus::CompileError;
     r.reason = e.what();

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "compiler_core/codegen/jit.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/ir/pipeline.h"
 #include "workers/evaluator.h"
@@ -48,7 +47,7 @@ class Measurement {
                            double give_up_ms = 0);
 
   const Pipeline& pipeline() const { return pipeline_; }
-  /// This host's target key (host_target.h), from the JIT's CPU and features.
+  /// This host's target key (host_probe.h), from the CPU and features the JIT compiles for.
   std::string target() const;
   /// Reference outputs read from the cache rather than computed (for tests and logs).
   int references_read() const { return references_read_; }
@@ -61,7 +60,6 @@ class Measurement {
   };
   EvaluationSetup setup_;
   Pipeline pipeline_;
-  std::unique_ptr<codegen::JitCompiler> jit_;
   std::map<std::string, std::vector<Photo>> photos_;  // by split, loaded when first asked
   MeasurementGate gate_;
   std::string reference_cache_;

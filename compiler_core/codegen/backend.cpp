@@ -60,4 +60,20 @@ std::vector<std::string> emit_kind_names() {
   return names;
 }
 
+std::shared_ptr<CompiledFunction> compile_for_host(const LoweredFunction& f) {
+  BackendRequest request;
+  request.callable = true;
+  request.options.target = "host";
+  std::string reasons;
+  for (const Backend* b : backends()) {
+    if (!b->makes_callables()) continue;
+    BackendResult r = b->compile(f, request);
+    if (r.ok()) return r.artefact->callable;
+    reasons += (reasons.empty() ? "" : "; ") + r.unsupported;
+  }
+  STIPPLE_INTERNAL_CHECK(false, "no back end makes code to call in this process" +
+                                    (reasons.empty() ? std::string() : ": " + reasons));
+  return nullptr;
+}
+
 }  // namespace stipple::codegen

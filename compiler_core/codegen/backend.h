@@ -86,6 +86,13 @@ const Backend& backend_for(EmitKind kind);
 /// what `--emit` accepts.
 std::vector<std::string> emit_kind_names();
 
+/// Code for `f` to call in this process: what every caller that runs generated code here
+/// (the measuring process, `stipple run`, the benches) asks for, from the first registered
+/// back end that makes callables for the host target. The callable keeps its code alive;
+/// the compile statistics are on it (CompiledFunction::stats). Throws InternalError when
+/// no back end can serve it, as the JIT does on IR it cannot handle.
+std::shared_ptr<CompiledFunction> compile_for_host(const LoweredFunction& f);
+
 /// The implementations, each private to its file; backend.cpp registers them.
 std::unique_ptr<Backend> new_llvm_cpu_backend();     // backend_llvm_cpu.cpp
 std::unique_ptr<Backend> new_cpp_source_backend();   // backend_cpp_source.cpp

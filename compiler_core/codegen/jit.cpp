@@ -168,6 +168,11 @@ std::unique_ptr<JitCompiler> JitCompiler::create() {
   return std::unique_ptr<JitCompiler>(new JitCompiler(std::move(impl)));
 }
 
+HostCpu jit_host_cpu() {
+  const TargetSpec t = host_target();
+  return {t.cpu, t.features};
+}
+
 const std::string& JitCompiler::host_cpu() const { return impl_->target.cpu; }
 const std::string& JitCompiler::host_features() const { return impl_->target.features; }
 

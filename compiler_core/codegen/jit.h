@@ -31,6 +31,15 @@ struct CompileStats {
 
 class JitCompiler;
 
+/// The host CPU as the JIT compiles for it: LLVM's name and its ISA features
+/// ("znver4", "+avx2,+fma,-avx512f,..."), without making a JIT. Worker capabilities and
+/// the measurements' target key come from here, so they never disagree with the code.
+struct HostCpu {
+  std::string cpu;
+  std::string features;
+};
+HostCpu jit_host_cpu();
+
 /// Compiled code, kept alive until this is destroyed.
 class CompiledFunction {
  public:

@@ -86,6 +86,31 @@ TEST(Backend, TheLlvmCpuBackEndMakesCallables) {
   EXPECT_EQ(out.extent(0), 16);
 }
 
+// compile_for_host is how every caller runs code here: a blur computed by it equals one
+// computed by hand from the same bytes (a mirror boundary, then a float mean).
+TEST(Backend, CompileForHostGivesTheCallableOfTheRegistry) {
+  Fixture x;
+  std::shared_ptr<CompiledFunction> fn = compile_for_host(x.f);
+  ASSERT_NE(fn, nullptr);
+  EXPECT_GT(fn->stats().total_ms, 0);
+  Buffer img(ScalarType::UInt8, {16, 4});
+  for (int64_t y = 0; y < 4; ++y)
+    for (int64_t i = 0; i < 16; ++i) img.data_as<uint8_t>()[y * 16 + i] = uint8_t(i * 13 + y * 7);
+  Buffer out = run_lowered(*fn, x.f, x.p, {{"img", img}}, {}, {16, 4});
+  const uint8_t* in = img.data_as<uint8_t>();
+  for (int64_t y = 0; y < 4; ++y) {
+    for (int64_t i = 0; i < 16; ++i) {
+      auto at = [&](int64_t k) {
+        if (k < 0) k = -k;       // mirror, edge not repeated: -1 reads 1
+        if (k > 15) k = 30 - k;  // 16 reads 14
+        return float(in[y * 16 + k]);
+      };
+      const float want = (at(i - 1) + at(i) + at(i + 1)) / 3;
+      EXPECT_EQ(out.data_as<float>()[y * 16 + i], want) << i << "," << y;
+    }
+  }
+}
+
 TEST(Backend, WhatABackEndCannotServeIsAValueWithAReason) {
   Fixture x;
   BackendResult target = find_backend("llvm-cpu")->compile(x.f, request({EmitKind::Object}, "vax"));
