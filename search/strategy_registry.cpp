@@ -1,23 +1,20 @@
 #include "search/strategy_registry.h"
 
 #include "compiler_core/ir/error.h"
-#include "search/genetic.h"
-#include "search/hill_climbing.h"
-#include "search/portfolio.h"
 
 namespace stipple::search {
 
+// Each strategy's StrategyInfo, defined in its own file (strategies.def).
+#define STIPPLE_STRATEGY(name, file) StrategyInfo name##_strategy();
+#include "search/strategies.def"
+#undef STIPPLE_STRATEGY
+
 const std::vector<StrategyInfo>& strategies() {
-  // One line per strategy (kept so by hand: clang-format would pack them); the first is
-  // the default (kDefaultStrategy).
-  // clang-format off
   static const std::vector<StrategyInfo> table = {
-      portfolio_strategy(),
-      genetic_strategy(),
-      hill_strategy(),
-      reuse_strategy(),
+#define STIPPLE_STRATEGY(name, file) name##_strategy(),
+#include "search/strategies.def"
+#undef STIPPLE_STRATEGY
   };
-  // clang-format on
   return table;
 }
 

@@ -1,7 +1,8 @@
 // The search strategies by name: the one list that `stipple tune`, `stipple submit` (their
 // --strategy check and --help text), the coordinator's submit validation and the tuning
 // session read. A strategy is a file pair that defines its class and a function returning
-// its StrategyInfo, plus one line in the table in strategy_registry.cpp.
+// its StrategyInfo, plus one line in strategies.def, which both this registry and the
+// build read.
 //
 // An explicit table, not self-registering statics: an object file of a static library
 // that only holds a registrar is dropped by the linker when nothing references it, and
