@@ -44,7 +44,7 @@ proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
   r.set_pipeline_file(std::filesystem::path(spec.pipeline_file).filename().string());
   auto add_photos = [&](const std::vector<std::string>& paths, const std::string& split) {
     for (const std::string& path : paths) {
-      std::string bytes = read_text_file(path, "photo");
+      std::string bytes = read_text_file(path, "photo", kMaxImageFileBytes);
       proto::ImageRef* ref = r.add_images();
       ref->set_name(std::filesystem::path(path).filename().string());
       ref->set_split(split);

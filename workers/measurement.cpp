@@ -118,7 +118,8 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
     if (!reference_cache_.empty()) {
       cached = reference_cache_ + "/" +
                reference_key(setup_.pipeline_source, setup_.params,
-                             sha256_hex(read_text_file(path)), target_and_build);
+                             sha256_hex(read_text_file(path, "photo", kMaxImageFileBytes)),
+                             target_and_build);
       if (std::optional<Buffer> b = read_reference(cached);
           b && b->dimensions() == int(ph.extents.size())) {
         bool same_shape = true;

@@ -130,7 +130,7 @@ void write_reference(const std::string& path, const Buffer& b) {
 std::optional<Buffer> read_reference(const std::string& path) {
   std::string bytes;
   try {
-    bytes = read_text_file(path, "reference");
+    bytes = read_text_file(path, "reference", kNoFileSizeLimit);  // written by us
   } catch (const UserError&) {
     return std::nullopt;  // a missing or unreadable file is a miss
   }

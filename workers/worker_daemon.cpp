@@ -511,7 +511,7 @@ class WorkerDaemon::Session {
     if (fs::exists(path, ec)) {
       std::string bytes;
       try {
-        bytes = read_text_file(path.string());
+        bytes = read_text_file(path.string(), "photo", kMaxImageFileBytes);
       } catch (const UserError&) {
       }
       if (sha256_hex(bytes) == ref.sha256()) {

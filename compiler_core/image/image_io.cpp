@@ -11,6 +11,7 @@
 #include <stb/stb_image.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -19,9 +20,11 @@
 #include <cstring>
 #include <filesystem>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "compiler_core/ir/error.h"
+#include "compiler_core/support/files.h"
 
 namespace stipple {
 
@@ -35,32 +38,33 @@ namespace {
   throw UserError(fmt::format("cannot write image '{}': {}", path, why));
 }
 
-std::vector<unsigned char> read_file(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) fail_read(path, "it is a directory");
-  std::unique_ptr<FILE, int (*)(FILE*)> file(std::fopen(path.c_str(), "rb"), &std::fclose);
-  if (!file) fail_read(path, std::strerror(errno));
-  std::vector<unsigned char> bytes;
-  unsigned char chunk[1 << 16];
-  size_t n;
-  while ((n = std::fread(chunk, 1, sizeof chunk, file.get())) > 0) {
-    bytes.insert(bytes.end(), chunk, chunk + n);
-  }
-  if (std::ferror(file.get())) fail_read(path, std::strerror(errno));
-  return bytes;
-}
-
-bool starts_with(const std::vector<unsigned char>& bytes,
-                 std::initializer_list<unsigned char> magic) {
-  return bytes.size() >= magic.size() && std::equal(magic.begin(), magic.end(), bytes.begin());
+bool starts_with(std::string_view bytes, std::initializer_list<unsigned char> magic) {
+  return bytes.size() >= magic.size() &&
+         std::equal(magic.begin(), magic.end(), bytes.begin(),
+                    [](unsigned char m, char b) { return m == static_cast<unsigned char>(b); });
 }
 
 // stb_image also decodes BMP, GIF, TGA, HDR and more; we promise PNG and JPEG only, and
 // HDR in particular would be silently tone-mapped to 8 bits.
-bool is_png(const std::vector<unsigned char>& b) {
+bool is_png(std::string_view b) {
   return starts_with(b, {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n'});
 }
-bool is_jpeg(const std::vector<unsigned char>& b) { return starts_with(b, {0xff, 0xd8, 0xff}); }
+bool is_jpeg(std::string_view b) { return starts_with(b, {0xff, 0xd8, 0xff}); }
+
+// The size a PNG's header states (IHDR is always its first chunk): width, height,
+// channels and bytes per sample, or nothing when the header is cut short.
+std::optional<std::array<int64_t, 4>> png_header_size(const std::string& b) {
+  if (b.size() < 26) return std::nullopt;
+  auto u32 = [&](size_t at) {
+    int64_t v = 0;
+    for (size_t i = 0; i < 4; ++i) v = (v << 8) | static_cast<unsigned char>(b[at + i]);
+    return v;
+  };
+  const int depth = static_cast<unsigned char>(b[24]), color = static_cast<unsigned char>(b[25]);
+  // Colour types 0 gray, 2 RGB, 3 palette (expanded to RGB), 4 gray + alpha, 6 RGBA.
+  const int64_t channels = color == 2 || color == 3 ? 3 : color == 4 ? 2 : color == 6 ? 4 : 1;
+  return std::array<int64_t, 4>{u32(16), u32(20), channels, depth == 16 ? 2 : 1};
+}
 
 std::string stb_reason() {
   const char* reason = stbi_failure_reason();
@@ -145,15 +149,44 @@ bool is_photo_shape(const Buffer& b) {
 
 }  // namespace
 
+std::string image_size_problem(int64_t width, int64_t height, int64_t channels, int sample_bytes) {
+  const int64_t bytes = width * height * channels * sample_bytes;
+  // In stb_image's own form, floor divisions first, so that an image this accepts is one
+  // stb_image accepts even where the divisions round.
+  const int64_t limit = int64_t{kMaxImageDecodedBytes};
+  if (width < 1 || channels < 1 || limit / sample_bytes / width / channels >= height) return "";
+  return fmt::format(
+      "{}x{} with {} channel(s) of {} bit(s) is {} bytes decoded, over the limit of {} for an "
+      "image (width x height x channels x bytes per sample)",
+      width, height, channels, 8 * sample_bytes, bytes, byte_size_text(kMaxImageDecodedBytes));
+}
+
 Buffer read_image(const std::string& path) {
-  std::vector<unsigned char> bytes = read_file(path);
-  if (!is_png(bytes) && !is_jpeg(bytes)) fail_read(path, "not a PNG or JPEG file");
-  if (bytes.size() > static_cast<size_t>(INT_MAX)) fail_read(path, "the file is over 2 GiB");
-  const stbi_uc* data = bytes.data();
+  // The format from the first bytes, so that /dev/zero or a huge file of another kind
+  // fails at once.
+  const std::string bytes =
+      read_text_file(path, "image", kMaxImageFileBytes, [&](std::string_view head) {
+        if (!is_png(head) && !is_jpeg(head)) fail_read(path, "not a PNG or JPEG file");
+      });
+  static_assert(kMaxImageFileBytes <= static_cast<size_t>(INT_MAX), "stb_image takes an int size");
+  const stbi_uc* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   int length = static_cast<int>(bytes.size());
+  if (is_png(bytes)) {
+    if (auto size = png_header_size(bytes)) {
+      const auto [w, h, c, sample_bytes] = *size;
+      if (std::string why = image_size_problem(w, h, c, int(sample_bytes)); !why.empty()) {
+        fail_read(path, why);
+      }
+    }
+  }
   int width = 0, height = 0, channels = 0;
   if (!stbi_info_from_memory(data, length, &width, &height, &channels)) {
     fail_read(path, stb_reason());
+  }
+  if (std::string why = image_size_problem(width, height, channels,
+                                           stbi_is_16_bit_from_memory(data, length) ? 2 : 1);
+      !why.empty()) {
+    fail_read(path, why);
   }
   if (stbi_is_16_bit_from_memory(data, length)) {
     std::unique_ptr<stbi_us, void (*)(void*)> samples(
@@ -186,6 +219,10 @@ void write_png(const std::string& path, const Buffer& image) {
   }
   bool sixteen = image.type() == ScalarType::UInt16;
   int sample_bytes = sixteen ? 2 : 1;
+  // What read_image could not read back is not written.
+  if (std::string why = image_size_problem(width, height, channels, sample_bytes); !why.empty()) {
+    fail_write(path, why);
+  }
   int64_t row_bytes = width * channels * sample_bytes;
   int64_t plane = image.dimensions() == 3 ? image.dim(2).stride : 0;
   std::vector<png_byte> pixels(static_cast<size_t>(row_bytes * height));

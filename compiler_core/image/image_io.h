@@ -11,11 +11,24 @@
 
 namespace stipple {
 
-/// Reads a PNG (8 or 16 bit) or JPEG file. Throws UserError naming the file on failure.
+/// The most an image may hold decoded (width x height x channels x bytes per sample),
+/// read or written alike, so that every PNG Stipple writes it can read back: stb_image
+/// refuses PNGs of more than 2^30 samples. A file itself may be up to kMaxImageFileBytes
+/// (support/files.h), which any PNG under this limit stays below.
+inline constexpr size_t kMaxImageDecodedBytes = size_t{1} << 30;  // 1 GiB
+
+/// Empty when an image of this size is within kMaxImageDecodedBytes, else why not, with
+/// the numbers: the rule read_image and write_png both apply (stb_image's "unknown image
+/// type" for a PNG over its limit says nothing of size).
+std::string image_size_problem(int64_t width, int64_t height, int64_t channels, int sample_bytes);
+
+/// Reads a PNG (8 or 16 bit) or JPEG file of at most kMaxImageFileBytes, decoding to at
+/// most kMaxImageDecodedBytes. Throws UserError naming the file on failure.
 Buffer read_image(const std::string& path);
 
 /// Writes a u8 or u16 buffer of dimensions (x, y) or (x, y, c) with c in 1..4 as a PNG of
-/// that bit depth. Throws UserError on failure.
+/// that bit depth, refusing one over kMaxImageDecodedBytes (read_image could not read it
+/// back). Throws UserError on failure.
 void write_png(const std::string& path, const Buffer& image);
 
 /// Converts a photo into a buffer for `input`: into f32/f64 inputs 8- and 16-bit values

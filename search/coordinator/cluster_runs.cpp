@@ -512,7 +512,7 @@ proto::SubmitRunRequest ClusterRuns::dataset_photos(const std::string& name) con
       proto::ImageRef* ref = photos.add_images();
       ref->set_name(f.filename().string());
       ref->set_split(split);
-      photos.add_image_contents(read_text_file(f.string()));
+      photos.add_image_contents(read_text_file(f.string(), "photo", kMaxImageFileBytes));
     }
   }
   if (photos.images_size() == 0) {

@@ -82,6 +82,28 @@ TEST_F(Cli, CheckOfAMissingFileExitsTwo) {
   EXPECT_NE(r.output.find("cannot read pipeline"), std::string::npos) << r.output;
 }
 
+// Endless inputs read gigabytes before (issue: "endless inputs hang"); each is now refused
+// at once, exit 2, with the limit or the format in the message. `timeout` turns a hang
+// into a failure here rather than a stuck test.
+TEST_F(Cli, EndlessInputsAreRefusedAtOnce) {
+  const std::string blur = source("datasets/pipelines/blur3x3.stp");
+  const std::pair<std::string, std::string> cases[] = {
+      {"check /dev/zero",
+       "cannot read pipeline '/dev/zero': it is larger than the pipeline "
+       "limit, 16 MiB"},
+      {"check " + blur + " --schedule /dev/urandom",
+       "cannot read schedule '/dev/urandom': it is larger than the schedule limit, 16 MiB"},
+      {"run " + blur + " --input in=/dev/zero -o " + path("o.png"),
+       "cannot read image '/dev/zero': not a PNG or JPEG file"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r =
+        stipple::testing_cli::shell("timeout 60 " + std::string(STIPPLE_BINARY) + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+  }
+}
+
 // A pipeline that scales the photo by a param; the written 16-bit PNG is checked pixel
 // by pixel against the input photo.
 TEST_F(Cli, RunWritesTheOutputImage) {

@@ -12,6 +12,7 @@
 // jpeglib.h needs FILE and size_t declared before it.
 #include <jpeglib.h>
 
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -257,6 +258,72 @@ TEST_F(ImageIo, ReadErrorsNameTheFile) {
 
   EXPECT_EQ(message_of([&] { read_image(dir_.string()); }),
             "cannot read image '" + dir_.string() + "': it is a directory");
+}
+
+// The first 33 bytes of a PNG: signature and IHDR (with its CRC, computed here).
+std::string png_header(uint32_t width, uint32_t height, int depth, int color) {
+  std::string chunk = "IHDR";
+  for (uint32_t v : {width, height}) {
+    for (int shift = 24; shift >= 0; shift -= 8) chunk += static_cast<char>((v >> shift) & 0xff);
+  }
+  chunk += {static_cast<char>(depth), static_cast<char>(color), 0, 0, 0};
+  uint32_t crc = 0xffffffffu;  // CRC-32 of the chunk type and data (PNG spec, annex D)
+  for (char c : chunk) {
+    crc ^= static_cast<unsigned char>(c);
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0xedb88320u & (0u - (crc & 1)));
+  }
+  crc ^= 0xffffffffu;
+  std::string out = "\x89PNG\r\n\x1a\n";
+  out += std::string("\0\0\0\x0d", 4) + chunk;
+  for (int shift = 24; shift >= 0; shift -= 8) out += static_cast<char>((crc >> shift) & 0xff);
+  return out;
+}
+
+// A 20000x20000 RGB 16-bit PNG (what Stipple wrote for a large f32 output) was "stb_image:
+// unknown image type" on reading; the size limit is now stated, and the writer refuses
+// what the reader would.
+TEST_F(ImageIo, ImagesOverTheDecodedLimitAreRefusedWithTheNumbers) {
+  std::ofstream(path("huge.png"), std::ios::binary) << png_header(20000, 20000, 16, 2);
+  EXPECT_EQ(message_of([&] { read_image(path("huge.png")); }),
+            "cannot read image '" + path("huge.png") +
+                "': 20000x20000 with 3 channel(s) of 16 bit(s) is 2400000000 bytes decoded, over "
+                "the limit of 1 GiB for an image (width x height x channels x bytes per sample)");
+  EXPECT_EQ(image_size_problem(20000, 20000, 3, 2),
+            "20000x20000 with 3 channel(s) of 16 bit(s) is 2400000000 bytes decoded, over the "
+            "limit of 1 GiB for an image (width x height x channels x bytes per sample)");
+  EXPECT_EQ(image_size_problem(1 << 16, 1, 1, 1), "");
+
+  // The rule against stb_image's own: whatever it accepts stb_image reads (its PNG
+  // header scan: 2^30 / width / channels >= height; its 16-bit allocation: bytes < 2^31),
+  // never more than the stated 1 GiB, and the tallest image of each width within it passes.
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 20000; ++i) {
+    const int64_t w = 1 + int64_t(rng() % 100000), c = 1 + int64_t(rng() % 4);
+    const int bytes = 1 + int(rng() % 2);
+    const int64_t limit_h = (int64_t{1} << 30) / bytes / w / c;
+    for (int64_t h : {limit_h - 1, limit_h, limit_h + 1}) {
+      if (h < 1) continue;
+      const bool ok = image_size_problem(w, h, c, bytes).empty();
+      const bool stb_ok =
+          (int64_t{1} << 30) / w / c >= h && w * h * c * bytes <= int64_t{INT32_MAX};
+      if (ok) {
+        EXPECT_TRUE(stb_ok) << w << "x" << h << "x" << c << "x" << bytes;
+        EXPECT_LE(w * h * c * bytes, int64_t{1} << 30) << w << "x" << h << "x" << c;
+      }
+      if (h == limit_h) {
+        EXPECT_TRUE(ok) << w << "x" << h << "x" << c << "x" << bytes;
+      }
+    }
+  }
+}
+
+TEST_F(ImageIo, AnEndlessDeviceIsNotAnImageAndFailsAtOnce) {
+  for (const char* device : {"/dev/zero", "/dev/urandom"}) {
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_EQ(message_of([&] { read_image(device); }),
+              "cannot read image '" + std::string(device) + "': not a PNG or JPEG file");
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  }
 }
 
 TEST_F(ImageIo, WriteErrors) {
