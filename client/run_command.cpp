@@ -18,6 +18,7 @@
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
 #include "compiler_core/interp/evaluator.h"
+#include "compiler_core/interp/work_limits.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/perforation/apply_perforation.h"
@@ -38,6 +39,8 @@ struct RunOptions {
   bool interp = false;
   int time_runs = 0;
   int threads = 0;  // 0: one per core
+  double max_memory_gib = WorkLimits{}.max_buffer_bytes / double(int64_t{1} << 30);
+  double max_work = WorkLimits{}.max_points;
 };
 
 std::pair<std::string, std::string> split_assignment(const std::string& s, const char* option) {
@@ -92,6 +95,22 @@ int run(const RunOptions& opt) {
     params[name] = parse_number(name, text);
   }
 
+  // Everything that can be known before computing is checked first: the output's size
+  // against the PNG it is written to, the run's buffers and work against the limits.
+  const std::vector<int64_t> extents = output_extents(p, inputs, params);
+  const Func* out_func = p.find_func(p.output.func);
+  if (std::string why = output_image_problem(out_func->type.code, extents); !why.empty()) {
+    throw UserError(why);
+  }
+  WorkLimits limits;
+  limits.max_buffer_bytes = opt.max_memory_gib * double(int64_t{1} << 30);
+  limits.max_points = opt.max_work;
+  if (opt.interp) {
+    check_work_limits(estimate_work(p, inputs, params, extents), limits);
+  } else {
+    check_compiled_run(p, inputs, params, extents, limits);
+  }
+
   // One way to compute the output, chosen once; timed below.
   std::function<Buffer()> compute;
   std::shared_ptr<codegen::CompiledFunction> compiled;
@@ -105,7 +124,6 @@ int run(const RunOptions& opt) {
     spdlog::info("evaluating {} with the reference evaluator", p.name);
     compute = [&] { return evaluate_pipeline(reference, inputs, params); };
   } else {
-    std::vector<int64_t> extents = output_extents(p, inputs, params);
     spdlog::info("compiling {} under {}", p.name,
                  opt.schedule.empty() ? std::string("the default schedule") : opt.schedule);
     if (opt.threads > 0) ThreadPool::set_global_threads(opt.threads);
@@ -178,6 +196,15 @@ CommandRunner add_run_command(CLI::App& app) {
                   "threads for the native code's parallel loops (default: one per core)")
       ->check(CLI::Range(1, 1024))
       ->excludes(cmd->get_option("--interp"));
+  cmd->add_option("--max-memory", opt->max_memory_gib,
+                  "refuse a run whose buffers would exceed this many GiB, before computing it")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-work", opt->max_work,
+                  "refuse a run that would compute more points than this (pixels of every "
+                  "func, update and reduction step), before computing it")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
   return [opt]() { return run(*opt); };
 }
 

@@ -14,6 +14,7 @@
 #include "compiler_core/image/bayer.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/image/metrics.h"
+#include "compiler_core/interp/work_limits.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -114,6 +115,11 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
     Photo ph;
     ph.inputs = inputs_for_photo(pipeline_, path);
     ph.extents = output_extents(pipeline_, ph.inputs, setup_.params);
+    // A pipeline whose run on this photo is too big fails the setup now, with the
+    // numbers, rather than the reference computation running for minutes.
+    WorkLimits limits;
+    limits.memory_option = limits.work_option = "";  // fixed for tuning
+    check_compiled_run(pipeline_, ph.inputs, setup_.params, ph.extents, limits);
     std::string cached;
     if (!reference_cache_.empty()) {
       cached = reference_cache_ + "/" +

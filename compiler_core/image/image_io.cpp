@@ -304,6 +304,21 @@ Buffer photo_to_input(const Buffer& photo, const InputDecl& input, const std::st
   return result;
 }
 
+std::string output_image_problem(ScalarType type, const std::vector<int64_t>& extents) {
+  std::string shape = to_string(Type(type)) + " ";
+  for (size_t d = 0; d < extents.size(); ++d) shape += (d ? "x" : "") + std::to_string(extents[d]);
+  if ((extents.size() != 2 && extents.size() != 3) || type == ScalarType::Bool ||
+      (extents.size() == 3 && (extents[2] < 1 || extents[2] > 4))) {
+    return "an output of " + shape +
+           " cannot be written as an image: it needs (x, y) or (x, y, c) with 1 to 4 channels";
+  }
+  if (extents[0] > 1000000 || extents[1] > 1000000) {
+    return "an output of " + shape + " cannot be written as a PNG: at most 1000000 pixels a side";
+  }
+  return image_size_problem(extents[0], extents[1], extents.size() == 3 ? extents[2] : 1,
+                            type == ScalarType::UInt8 ? 1 : 2);
+}
+
 Buffer output_to_photo(const Buffer& output) {
   if (!output.defined() || !is_photo_shape(output) || output.type() == ScalarType::Bool) {
     throw UserError(fmt::format(

@@ -37,6 +37,10 @@ void write_png(const std::string& path, const Buffer& image);
 /// channels. `source` names the photo in messages. Throws UserError.
 Buffer photo_to_input(const Buffer& photo, const InputDecl& input, const std::string& source);
 
+/// Empty when an output of `type` and `extents` can be written as a PNG (output_to_photo,
+/// then write_png), else why not: to check before computing it.
+std::string output_image_problem(ScalarType type, const std::vector<int64_t>& extents);
+
 /// Converts an output buffer of (x, y) or (x, y, c) to a photo for write_png: f32/f64 to
 /// 16 bit after clamping to [0, 1]; u8 and u16 as they are; i32 clamped to u16.
 Buffer output_to_photo(const Buffer& output);

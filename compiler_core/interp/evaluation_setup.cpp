@@ -1,6 +1,10 @@
 // Validation of inputs and params, and the callee-first order of funcs.
 #include "compiler_core/interp/evaluation_setup.h"
 
+#include <fmt/format.h>
+
+#include <cmath>
+#include <limits>
 #include <set>
 
 #include "compiler_core/ir/error.h"
@@ -19,6 +23,29 @@ int64_t ConstantEnv::input_extent(const std::string& input, int dim) const {
   STIPPLE_INTERNAL_CHECK(it != inputs.end(), "extent of undeclared input '" + input + "'");
   return it->second->extent_or_one(dim);
 }
+
+namespace {
+
+/// A param's value exactly as given, or a UserError: an integer param takes only integers
+/// of its type's range (1.5 is not rounded, 99999999999 does not saturate), a float param
+/// only finite values of its type's range.
+Value param_value(const ParamDecl& decl, double v) {
+  const std::string what = fmt::format("param '{}' is {}: {}", decl.name, to_string(decl.type), v);
+  if (!std::isfinite(v)) throw UserError(what + " is not a finite number");
+  if (decl.type.is_int()) {
+    if (v != std::floor(v)) throw UserError(what + " is not an integer");
+    if (v < decl.type.min_value() || v > decl.type.max_value()) {
+      throw UserError(
+          fmt::format("{} is outside {}..{}", what, decl.type.min_value(), decl.type.max_value()));
+    }
+  } else if (decl.type.code == ScalarType::Float32 &&
+             std::abs(v) > double(std::numeric_limits<float>::max())) {
+    throw UserError(what + " is outside the range of f32");
+  }
+  return value_from_double(decl.type.code, v);
+}
+
+}  // namespace
 
 ConstantEnv make_constant_env(const Pipeline& pipeline, const InputImages& inputs,
                               const ParamValues& params) {
@@ -53,7 +80,7 @@ ConstantEnv make_constant_env(const Pipeline& pipeline, const InputImages& input
   for (const auto& [name, value] : params) {
     const ParamDecl* decl = pipeline.find_param(name);
     if (!decl) throw UserError("unknown param '" + name + "'");
-    env.params[name] = value_from_double(decl->type.code, value);
+    env.params[name] = param_value(*decl, value);
   }
   return env;
 }

@@ -104,6 +104,38 @@ TEST_F(Cli, EndlessInputsAreRefusedAtOnce) {
   }
 }
 
+// Runs that used to compute for minutes or on a rounded param are refused before any
+// work, exit 2, with the numbers; and nothing is written.
+TEST_F(Cli, RunsTooBigOrWithInexactParamsAreRefusedBeforeComputing) {
+  std::string f = write("wide.stp",
+                        "pipeline wide\ninput in : f32[x, y, c]\nparam W : i32 = 64\n"
+                        "param n : i32 = 2\n"
+                        "func out(x, y, c) = sum(i in 0..n : in(x + i, y, c))\n"
+                        "output out size(W, in.height, 3)\n");
+  const std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  const std::string base = "run " + f + " --input in=" + photo + " -o " + path("o.png") + " ";
+  const std::pair<std::string, std::string> cases[] = {
+      {"--param W=1.5", "param 'W' is i32: 1.5 is not an integer"},
+      {"--param W=99999999999", "param 'W' is i32: 99999999999 is outside"},
+      {"--param W=2000000", "cannot be written as a PNG: at most 1000000 pixels a side"},
+      {"--param n=2000000000",
+       "this run would compute 1.84e+13 points (pixels of every func, update and reduction "
+       "step), over the limit of 1e+12 (raise it with --max-work)"},
+      {"--max-memory 0.00001",
+       "this run would realise 36.0 KiB of buffers (the largest, out, 36.0 KiB), over the limit "
+       "of 10.5 KiB (raise it with --max-memory)"},
+      {"--interp --max-work 100", "over the limit of 100 (raise it with --max-work)"},
+  };
+  for (const auto& [args, message] : cases) {
+    Result r = stipple::testing_cli::shell("timeout 60 " + std::string(STIPPLE_BINARY) + " " +
+                                           base + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find(message), std::string::npos) << args << "\n" << r.output;
+    EXPECT_FALSE(fs::exists(path("o.png"))) << args;
+  }
+  EXPECT_EQ(run(base + "--param W=100 --param n=3").exit_code, 0);
+}
+
 // A pipeline that scales the photo by a param; the written 16-bit PNG is checked pixel
 // by pixel against the input photo.
 TEST_F(Cli, RunWritesTheOutputImage) {

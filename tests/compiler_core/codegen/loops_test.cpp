@@ -193,7 +193,9 @@ TEST(Codegen, UnboundVariableIsAnInternalError) {
 }
 
 TEST(Codegen, ParamsAreConvertedLikeTheEvaluator) {
-  // out(x) = p * x + k, with p an f32 and k a saturated i32 (2^40 saturates to INT32_MAX).
+  // out(x) = p * x + k, with p an f32 and k an i32: converted as the evaluator converts a
+  // valid value; and an out-of-range double, which the evaluator refuses (params are taken
+  // exactly), saturates in the generated code rather than being undefined.
   LoweredFunction f;
   f.params = {{"p", Float32(), 0}, {"k", Int32(), 0}};
   f.buffers = {ExternalBuffer{"out", Float64(), 1}};
@@ -206,9 +208,11 @@ TEST(Codegen, ParamsAreConvertedLikeTheEvaluator) {
   const double params[] = {0.1, 1099511627776.0};
   ASSERT_EQ((*fn)(&d, params), 0);
   Pipeline p = make_pipeline({}, {make_func("out", {"x"}, value)}, "out", {i32(5)}, f.params);
-  Buffer ref = evaluate_pipeline_region(p, {}, {{"p", 0.1}, {"k", 1099511627776.0}}, {-2}, {5});
-  EXPECT_TRUE(out.same_contents(ref));
   EXPECT_EQ(out.get_flat(2), 2147483647.0);  // x = 0
+  const double valid[] = {0.1, -7};
+  ASSERT_EQ((*fn)(&d, valid), 0);
+  Buffer ref = evaluate_pipeline_region(p, {}, {{"p", 0.1}, {"k", -7}}, {-2}, {5});
+  EXPECT_TRUE(out.same_contents(ref));
 }
 
 TEST(Codegen, TenStageChainCompileTime) {

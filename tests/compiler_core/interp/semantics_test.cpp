@@ -249,7 +249,9 @@ TEST(InterpSemantics, ParamsTakeDefaultsAndConvertToTheirType) {
   Expr value = cast(Float32(), Param::make(Int32(), "k")) * Param::make(Float32(), "s");
   Pipeline p = make_pipeline({}, {make_func("out", {}, value)}, "out", {}, params);
   EXPECT_EQ(evaluate_pipeline(p, {}).get_flat(0), 2.5);
-  EXPECT_EQ(evaluate_pipeline(p, {}, {{"k", 3.7}}).get_flat(0), 1.5);  // 3.7 -> 3
+  EXPECT_EQ(evaluate_pipeline(p, {}, {{"k", 3}}).get_flat(0), 1.5);
+  // Taken exactly: an i32 param given 3.7 is an error, not 3 (work_limits_test.cpp has more).
+  EXPECT_THROW(evaluate_pipeline(p, {}, {{"k", 3.7}}), UserError);
   EXPECT_EQ(evaluate_pipeline(p, {}, {{"s", 0.1}}).get_flat(0), static_cast<double>(5.0f * 0.1f));
 }
 
