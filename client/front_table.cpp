@@ -90,7 +90,8 @@ void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
     nlohmann::json j = {{"run", h.run.id},
                         {"pipeline", h.run.pipeline_name},
                         {"strategy", h.run.strategy},
-                        {"state", h.run.state},
+                        {"state", storage::run_state_label(h.run)},
+                        {"partial", search::front_is_partial(h.run)},
                         {"target", h.run.target},
                         {"metric", h.metric},
                         {"variants", nlohmann::json::array()}};
@@ -127,8 +128,12 @@ void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
     return;
   }
   out << "run " << h.run.id << ": " << h.run.pipeline_name << ", " << h.run.strategy << ", "
-      << h.run.evaluations << " evaluations, " << h.run.state << ", target " << h.run.target
-      << "\n";
+      << h.run.evaluations << " evaluations, " << storage::run_state_label(h.run) << ", target "
+      << h.run.target << "\n";
+  if (search::front_is_partial(h.run)) {
+    out << "partial: the front of the evaluations measured so far (the run is not done); test "
+           "columns where a test measurement exists\n";
+  }
   char line[512];
   std::snprintf(line, sizeof line, "%4s %10s %9s %10s %9s %8s  %s\n", "#", "train ms",
                 ("train " + h.metric).c_str(), "test ms", ("test " + h.metric).c_str(), "speedup",

@@ -24,7 +24,9 @@
 #include "client/progress_printer.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
+#include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/support/files.h"
+#include "compiler_core/support/process_identity.h"
 #include "search/strategy_registry.h"
 #include "search/tuning_session.h"
 #include "storage/database.h"
@@ -77,6 +79,11 @@ int run_tune(TuneCliOptions opt) {
                 << "` shows its front\n";
       return kExitOk;
     }
+    if (storage::run_may_be_live(*run)) {
+      throw UserError("run " + std::to_string(run->id) + " is still running (process " +
+                      identity_pid(run->owner) + " on " + identity_host(run->owner) +
+                      "); two processes never tune one run");
+    }
     to = search::TuneOptions::from_json(run->options_json);
   } else {
     to.pipeline_file = opt.pipeline;
@@ -102,8 +109,11 @@ int run_tune(TuneCliOptions opt) {
   }
   to.remeasure = opt.remeasure;
 
-  const std::string source = read_text_file(to.pipeline_file);
+  const std::string source = read_text_file(to.pipeline_file, "pipeline");
   Pipeline p = compile_pipeline(source, to.pipeline_file);
+  // Everything a run is made of is checked before the run is created: a bad baseline
+  // must not leave a run behind that no one can continue.
+  if (!to.baseline_schedule.empty()) load_schedule_file(to.baseline_schedule, p);
 
   workers::EvaluationSetup setup;
   setup.pipeline_source = source;

@@ -43,7 +43,26 @@ std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id) {
   if (!run) throw UserError("no run " + std::to_string(run_id));
   std::vector<FrontEntry> out;
   bool baseline_seen = false;
-  for (const storage::FrontPoint& p : db.front(run_id)) {
+  std::vector<storage::FrontPoint> points = db.front(run_id);
+  if (run->state != "done") {
+    // Not finished (running, interrupted, failed or cancelled): the front of what was
+    // measured so far on the training photos, with the test measurement of each point
+    // where one was taken.
+    points.clear();
+    std::vector<storage::EvaluationRecord> train;
+    for (const storage::RunEvaluation& e : db.run_evaluations(run_id)) {
+      if (e.evaluation.key.split == "train" && e.evaluation.ok()) train.push_back(e.evaluation);
+    }
+    std::vector<Objectives> objectives;
+    for (const storage::EvaluationRecord& e : train) objectives.push_back({e.time_ms, e.error});
+    for (size_t i : pareto_front(objectives)) {
+      storage::EvaluationKey key = train[i].key;
+      key.split = "test";
+      std::optional<storage::EvaluationRecord> tested = db.find_evaluation(key);
+      points.push_back({train[i].id, tested ? std::optional<int64_t>(tested->id) : std::nullopt});
+    }
+  }
+  for (const storage::FrontPoint& p : points) {
     FrontEntry e;
     e.train = *db.evaluation(p.evaluation_id);
     if (p.test_evaluation_id) e.test = db.evaluation(*p.test_evaluation_id);

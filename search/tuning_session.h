@@ -50,8 +50,11 @@ struct FrontEntry {
   bool baseline = false;
 };
 
-/// The run's front (stored by the session), the baseline marked.
+/// The run's front, the baseline marked: the one the session stored when the run is done;
+/// for a run not done (running, interrupted, failed, cancelled) the front of its training
+/// evaluations so far, each with its test measurement where one exists (front_is_partial).
 std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id);
+inline bool front_is_partial(const storage::RunRecord& run) { return run.state != "done"; }
 
 /// The name of the error the pipeline's front is in: "dE" (Lab) or "RMSE"; "error" when
 /// the stored pipeline no longer compiles (an older version of the language).

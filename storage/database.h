@@ -25,7 +25,7 @@ struct sqlite3;
 namespace stipple::storage {
 
 /// The schema version this build writes; PRAGMA user_version of a migrated database.
-inline constexpr int kSchemaVersion = 2;
+inline constexpr int kSchemaVersion = 3;
 
 /// Every storage failure: SQLite's message, plus the SQL that failed when there is one.
 class StorageError : public std::runtime_error {
@@ -74,7 +74,18 @@ struct RunRecord {
   std::optional<int64_t> baseline_evaluation_id;
   /// Training-photo evaluations linked (what the budget counts), filled by queries.
   int64_t evaluations = 0;
+  /// The process that last set the run running (process_identity.h): set by create_run
+  /// and set_run_state("running") to the calling process.
+  std::string owner;
 };
+
+/// A run whose state says running but whose owner is gone (killed, or its host rebooted).
+bool run_interrupted(const RunRecord& r);
+/// What a user is shown: the state, or "interrupted" for a run_interrupted one.
+std::string run_state_label(const RunRecord& r);
+/// A run marked running whose owner is alive (on this host) or cannot be checked
+/// (another host's process): it must not be resumed or deleted from here.
+bool run_may_be_live(const RunRecord& r);
 
 /// One image's numbers in an evaluation. NaN is stored as NULL and read back as NaN;
 /// infinities are stored as they are (SQLite's REAL holds them).
@@ -161,6 +172,9 @@ class Database {
   std::optional<RunRecord> find_run(int64_t run_id);
   /// Newest first, with pipeline_name and evaluations filled.
   std::vector<RunRecord> list_runs();
+  /// Removes a run with its links and front; its evaluations stay (they are the cache of
+  /// measurements every run shares). Throws StorageError when there is no such run.
+  void delete_run(int64_t run_id);
 
   // --- evaluations ----------------------------------------------------------------------
   std::optional<EvaluationRecord> find_evaluation(const EvaluationKey& key);  // with measurements

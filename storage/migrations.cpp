@@ -109,9 +109,16 @@ CREATE INDEX runs_by_created ON runs(created_at);
 CREATE INDEX fronts_by_evaluation ON fronts(evaluation_id);
 )sql";
 
-constexpr std::array<Migration, 2> kMigrations = {{
+// Version 3: the process that runs a run (process_identity.h), so that a run whose
+// process was killed shows as interrupted rather than running forever.
+constexpr const char* kRunOwner = R"sql(
+ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 3> kMigrations = {{
     {1, "tables", kTables},
     {2, "run indexes", kRunIndexes},
+    {3, "run owner", kRunOwner},
 }};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration step per schema version");
 

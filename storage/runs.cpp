@@ -1,6 +1,7 @@
 // Tuning runs and their fronts.
 #include <bit>
 
+#include "compiler_core/support/process_identity.h"
 #include "storage/database.h"
 #include "storage/sqlite.h"
 
@@ -27,7 +28,8 @@ constexpr const char* kSelectRuns = R"sql(
          r.budget_evaluations, r.budget_seconds, r.seed, r.options_json, r.state,
          r.created_at, r.finished_at, r.baseline_evaluation_id,
          (SELECT COUNT(*) FROM run_evaluations l JOIN evaluations e ON e.id = l.evaluation_id
-           WHERE l.run_id = r.id AND e.split = 'train')
+           WHERE l.run_id = r.id AND e.split = 'train'),
+         r.owner
   FROM runs r JOIN pipelines p ON p.id = r.pipeline_id)sql";
 
 RunRecord read_run(const Statement& stmt) {
@@ -48,6 +50,7 @@ RunRecord read_run(const Statement& stmt) {
   r.finished_at = stmt.column_text(12);
   r.baseline_evaluation_id = stmt.column_optional_int(13);
   r.evaluations = stmt.column_int(14);
+  r.owner = stmt.column_text(15);
   return r;
 }
 
@@ -58,6 +61,16 @@ void expect_changed(sqlite3* db, int64_t run_id) {
 
 }  // namespace
 
+bool run_interrupted(const RunRecord& r) {
+  return r.state == "running" && process_liveness(r.owner) == ProcessLiveness::Gone;
+}
+
+std::string run_state_label(const RunRecord& r) {
+  return run_interrupted(r) ? "interrupted" : r.state;
+}
+
+bool run_may_be_live(const RunRecord& r) { return r.state == "running" && !run_interrupted(r); }
+
 int64_t Database::create_run(const RunRecord& r) {
   std::string state = r.state.empty() ? "running" : r.state;
   check_run_state(state);
@@ -66,8 +79,8 @@ int64_t Database::create_run(const RunRecord& r) {
   Statement insert(db_, std::string(R"sql(
     INSERT INTO runs (pipeline_id, dataset_id, target, strategy, budget_evaluations,
                       budget_seconds, seed, options_json, state, baseline_evaluation_id,
-                      finished_at)
-    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10,
+                      owner, finished_at)
+    VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
             CASE WHEN ?9 = 'running' THEN NULL ELSE )sql") +
                             kNow + " END)");
   insert.bind_int(1, r.pipeline_id)
@@ -80,6 +93,7 @@ int64_t Database::create_run(const RunRecord& r) {
       .bind_text(8, r.options_json)
       .bind_text(9, state)
       .bind_optional_int(10, r.baseline_evaluation_id)
+      .bind_text(11, state == "running" ? this_process_identity() : r.owner)
       .run();
   int64_t id = sqlite3_last_insert_rowid(db_);
   txn.commit();
@@ -92,9 +106,10 @@ void Database::set_run_state(int64_t run_id, const std::string& state) {
   Transaction txn(db_, Transaction::Kind::kWrite);
   Statement update(db_, std::string(R"sql(
     UPDATE runs SET state = ?1,
+                    owner = CASE WHEN ?1 = 'running' THEN ?3 ELSE owner END,
                     finished_at = CASE WHEN ?1 = 'running' THEN NULL ELSE )sql") +
                             kNow + " END WHERE id = ?2");
-  update.bind_text(1, state).bind_int(2, run_id).run();
+  update.bind_text(1, state).bind_int(2, run_id).bind_text(3, this_process_identity()).run();
   expect_changed(db_, run_id);
   txn.commit();
 }
@@ -122,6 +137,16 @@ std::vector<RunRecord> Database::list_runs() {
   std::vector<RunRecord> runs;
   while (stmt.step()) runs.push_back(read_run(stmt));
   return runs;
+}
+
+void Database::delete_run(int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  Transaction txn(db_, Transaction::Kind::kWrite);
+  // The links and the front go with the run (ON DELETE CASCADE).
+  Statement remove(db_, "DELETE FROM runs WHERE id = ?");
+  remove.bind_int(1, run_id).run();
+  expect_changed(db_, run_id);
+  txn.commit();
 }
 
 void Database::put_front(int64_t run_id, const std::vector<FrontPoint>& front) {

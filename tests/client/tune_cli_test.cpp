@@ -120,6 +120,14 @@ TEST_F(TuneCli, BadInputExitsTwoWithAReason) {
   r = run("tune --resume 7 --db " + path("t.db"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
   EXPECT_NE(r.output.find("no run 7"), std::string::npos) << r.output;
+
+  // A bad baseline is found before the run is created: it left a run "running 0/2" that
+  // --resume could not continue.
+  write("bad.sched", "blur_x.split(x, xo, xi, 0)\n");
+  r = run("tune " + job("--budget 2 --baseline " + path("bad.sched")));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find(path("bad.sched") + ":1:8: error"), std::string::npos) << r.output;
+  EXPECT_NE(run("runs --db " + path("t.db")).output.find("no runs"), std::string::npos);
 }
 
 // The host's benchmark lock (workers/benchmark_lock.h) is the workers' and tune's: while
@@ -186,6 +194,35 @@ TEST_F(TuneCli, KillNineThenResumeLosesNothingCommitted) {
   }
   ASSERT_GE(committed.size(), 8u);
   ASSERT_LT(int64_t(committed.size()), budget);
+  // Its process is gone: the listing says so (it said "running" forever before).
+  Result listed = run("runs --db " + path("t.db"));
+  EXPECT_NE(listed.output.find("interrupted"), std::string::npos) << listed.output;
+  // Its front is what was measured so far, marked partial (it showed the baseline alone):
+  // every point of it nondominated among the run's committed training evaluations.
+  Result partial = run("front 1 --format json --db " + path("t.db"));
+  ASSERT_EQ(partial.exit_code, 0) << partial.output;
+  nlohmann::json pj = nlohmann::json::parse(partial.output);
+  EXPECT_EQ(pj["partial"], true);
+  EXPECT_EQ(pj["state"], "interrupted");
+  std::vector<std::pair<double, double>> committed_points;
+  {
+    auto db = stipple::storage::Database::open(path("t.db"));
+    for (const auto& e : db->run_evaluations(1)) {
+      if (e.evaluation.key.split == "train" && e.evaluation.ok())
+        committed_points.push_back({e.evaluation.time_ms, e.evaluation.error});
+    }
+  }
+  size_t on_front = 0;
+  for (const auto& v : pj["variants"]) {
+    if (v["baseline"] == true) continue;
+    ++on_front;
+    const double t = v["train"]["time_ms"], err = v["train"]["error"];
+    for (const auto& [mt, me] : committed_points) {
+      EXPECT_FALSE(mt <= t && me <= err && (mt < t || me < err))
+          << "dominated: " << t << " " << err;
+    }
+  }
+  EXPECT_GE(on_front, 1u) << partial.output;
 
   Result resumed = run("tune --resume 1 --db " + path("t.db"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
@@ -211,6 +248,13 @@ TEST_F(TuneCli, KillNineThenResumeLosesNothingCommitted) {
   const size_t open = last.find('(');
   const int measured = std::stoi(last.substr(open + 1));
   EXPECT_EQ(size_t(measured), after.size() - committed.size()) << last;
+
+  // Deleting the run keeps its measurements: a new run of the same search measures nothing.
+  Result deleted = run("runs --delete 1 --db " + path("t.db"));
+  ASSERT_EQ(deleted.exit_code, 0) << deleted.output;
+  EXPECT_NE(deleted.output.find("deleted run 1"), std::string::npos) << deleted.output;
+  EXPECT_NE(run("runs --db " + path("t.db")).output.find("no runs"), std::string::npos);
+  EXPECT_EQ(run("runs --delete 1 --db " + path("t.db")).exit_code, 2);
 }
 
 }  // namespace

@@ -16,6 +16,8 @@
 #include <limits>
 #include <thread>
 
+#include "compiler_core/support/host_probe.h"
+#include "compiler_core/support/process_identity.h"
 #include "storage/database.h"
 #include "storage/migrations.h"
 
@@ -551,6 +553,71 @@ TEST_F(StorageTest, RunStateAndListing) {
   EXPECT_EQ(runs[0].pipeline_name, "blur");
 }
 
+// A killed `stipple tune` left its run "running" forever; the run now names its process,
+// and one whose process is gone is interrupted.
+TEST_F(StorageTest, ARunWhoseProcessIsGoneIsInterrupted) {
+  auto db = Database::open(path());
+  Fixture f = fill(*db);
+  const int64_t id = db->create_run(make_run(f));
+  RunRecord r = *db->find_run(id);
+  EXPECT_EQ(r.owner, this_process_identity());
+  EXPECT_EQ(process_liveness(r.owner), ProcessLiveness::Alive);
+  EXPECT_FALSE(run_interrupted(r));
+  EXPECT_TRUE(run_may_be_live(r));
+  EXPECT_EQ(run_state_label(r), "running");
+
+  // This host, this pid, another start time: the pid was reused, the owner is gone.
+  const std::string me = this_process_identity();
+  const std::string reused = me.substr(0, me.rfind(' ')) + " 1";
+  EXPECT_EQ(process_liveness(reused), ProcessLiveness::Gone);
+  // A child that has exited and been reaped.
+  pid_t child = fork();
+  if (child == 0) _exit(0);
+  ASSERT_GT(child, 0);
+  waitpid(child, nullptr, 0);
+  const std::string gone = host_name() + " " + std::to_string(child) + " 12345";
+  RawDb(path()).exec("UPDATE runs SET owner = '" + gone + "' WHERE id = " + std::to_string(id));
+  r = *db->find_run(id);
+  EXPECT_TRUE(run_interrupted(r));
+  EXPECT_FALSE(run_may_be_live(r));
+  EXPECT_EQ(run_state_label(r), "interrupted");
+  // Another host's process cannot be checked from here: it may be live.
+  RawDb(path()).exec("UPDATE runs SET owner = 'elsewhere.example 1 1' WHERE id = " +
+                     std::to_string(id));
+  r = *db->find_run(id);
+  EXPECT_EQ(process_liveness(r.owner), ProcessLiveness::Unknown);
+  EXPECT_FALSE(run_interrupted(r));
+  EXPECT_TRUE(run_may_be_live(r));
+  // Resuming claims it for this process; a finished run is never interrupted.
+  db->set_run_state(id, "running");
+  EXPECT_EQ(db->find_run(id)->owner, this_process_identity());
+  RawDb(path()).exec("UPDATE runs SET owner = '" + gone + "' WHERE id = " + std::to_string(id));
+  db->set_run_state(id, "done");
+  EXPECT_FALSE(run_interrupted(*db->find_run(id)));
+  EXPECT_EQ(run_state_label(*db->find_run(id)), "done");
+}
+
+TEST_F(StorageTest, DeletingARunKeepsItsEvaluations) {
+  auto db = Database::open(path());
+  Fixture f = fill(*db);
+  const int64_t run = db->create_run(make_run(f)), other = db->create_run(make_run(f));
+  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, ""},
+                                      {make_evaluation(f, "b"), 1, ""}};
+  db->put_evaluations(run, batch);
+  std::vector<RunEvaluation> shared = {{make_evaluation(f, "a"), 0, ""}};
+  db->put_evaluations(other, shared);
+  db->put_front(run, {{batch[0].evaluation.id, std::nullopt}});
+  db->delete_run(run);
+  EXPECT_FALSE(db->find_run(run));
+  EXPECT_TRUE(db->run_evaluations(run).empty());
+  EXPECT_TRUE(db->front(run).empty());
+  // The measurements stay, for the other run and as the cache.
+  EXPECT_TRUE(db->evaluation(batch[0].evaluation.id));
+  EXPECT_TRUE(db->evaluation(batch[1].evaluation.id));
+  EXPECT_EQ(db->run_evaluations(other).size(), 1u);
+  EXPECT_THROW(db->delete_run(run), StorageError);
+}
+
 TEST_F(StorageTest, FrontIsReplacedAsAWhole) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
@@ -611,6 +678,9 @@ TEST_F(StorageTest, OldDatabaseIsMigratedOnOpen) {
   ASSERT_EQ(linked[0].evaluation.measurements.size(), 1u);
   EXPECT_EQ(linked[0].evaluation.measurements[0].psnr, 99);
   EXPECT_EQ(db->find_run(1)->pipeline_name, "old");
+  // A run from before owners were recorded: no owner, so never taken for interrupted.
+  EXPECT_EQ(db->find_run(1)->owner, "");
+  EXPECT_EQ(run_state_label(*db->find_run(1)), "running");
   RawDb raw(path());
   EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM sqlite_master WHERE name = 'run_evaluations_by_seq'"),
             1);
