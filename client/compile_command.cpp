@@ -59,7 +59,7 @@ int run_compile(const CompileOptions& opt) {
     codegen::EmitKind k = codegen::parse_emit_kind(name);
     if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
   }
-  const bool to_stdout = opt.output == "-";
+  const bool to_stdout = is_standard_output(opt.output);
   if (to_stdout && kinds.size() != 1) {
     throw UserError("-o - (standard output) takes a single --emit kind, not " +
                     std::to_string(kinds.size()));
@@ -110,9 +110,8 @@ int run_compile(const CompileOptions& opt) {
   for (codegen::EmitKind k : kinds) {
     const std::string& contents = outputs.at(k);
     if (to_stdout) {
-      std::cout.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-      std::cout.flush();
-      continue;
+      write_output_file(opt.output, contents);
+      continue;  // no "wrote" line in the middle of the output
     }
     const std::string path = output_path(opt, k, kinds.size());
     write_output_file(path, contents);

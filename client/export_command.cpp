@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/open_database.h"
 #include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
 #include "compiler_core/ir/error.h"
@@ -30,8 +31,12 @@ struct ExportOptions {
 };
 
 int run_export(const ExportOptions& opt) {
-  if (!std::filesystem::exists(opt.db)) throw UserError("no database " + opt.db);
-  auto db = storage::Database::open(opt.db);
+  const bool to_stdout = is_standard_output(opt.output);
+  if (to_stdout && opt.formats.size() != 1) {
+    throw UserError("-o - (standard output) takes a single --format, not " +
+                    std::to_string(opt.formats.size()));
+  }
+  auto db = open_database(opt.db, DatabaseUse::Read);
   std::vector<search::FrontEntry> front = search::load_front(*db, opt.run);
   if (opt.variant < 0 || opt.variant >= int(front.size())) {
     throw UserError("run " + std::to_string(opt.run) + " has variants 0.." +
@@ -56,7 +61,7 @@ int run_export(const ExportOptions& opt) {
                                   ", variant " + std::to_string(opt.variant) + " (train " +
                                   std::to_string(chosen.time_ms) + " ms, error " +
                                   std::to_string(chosen.error) + ")\n" + chosen.key.schedule);
-      std::cout << "wrote " << path << " (schedule)\n";
+      if (!to_stdout) std::cout << "wrote " << path << " (schedule)\n";
     } else {
       kinds.push_back(codegen::parse_emit_kind(f));
     }
@@ -78,6 +83,7 @@ int run_export(const ExportOptions& opt) {
                                  ? opt.output
                                  : base + std::string(codegen::emit_kind_extension(k));
     write_output_file(path, outputs.at(k));
+    if (to_stdout) continue;  // no "wrote" line in the middle of the output
     std::cout << "wrote " << path << " (" << codegen::emit_kind_name(k) << ", function "
               << aot.symbol << ")\n";
   }

@@ -8,6 +8,7 @@
 #include "client/cluster_cli.h"
 #include "client/commands.h"
 #include "client/front_table.h"
+#include "client/open_database.h"
 #include "compiler_core/ir/error.h"
 
 namespace stipple::cli {
@@ -39,8 +40,7 @@ CommandRunner add_front_command(CLI::App& app) {
         return kExitOk;
       });
     } else {
-      if (!std::filesystem::exists(opt->db)) throw UserError("no database " + opt->db);
-      auto db = storage::Database::open(opt->db);
+      auto db = open_database(opt->db, DatabaseUse::Read);
       front = load_front_listing(*db, opt->run);
     }
     const FrontFormat f = opt->format == "csv"    ? FrontFormat::Csv

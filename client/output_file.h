@@ -5,8 +5,11 @@
 
 namespace stipple::cli {
 
-/// Writes `contents` to `path` byte for byte, replacing the file; UserError naming the
-/// path and the system's reason when it cannot.
+/// `-o -`: standard output, for every command that writes one file.
+inline bool is_standard_output(const std::string& path) { return path == "-"; }
+
+/// Writes `contents` to `path` byte for byte, replacing the file, or to standard output
+/// for "-"; UserError naming the path and the system's reason when it cannot.
 void write_output_file(const std::string& path, const std::string& contents);
 
 }  // namespace stipple::cli

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
 #include <functional>
 #include <iostream>
 
@@ -72,6 +73,15 @@ std::string describe_shape(const Buffer& b) {
 }
 
 int run(const RunOptions& opt) {
+  // The output is a PNG: a name that says otherwise is refused rather than honoured with
+  // PNG bytes under a JPEG name.
+  std::string extension = std::filesystem::path(opt.output).extension().string();
+  std::transform(extension.begin(), extension.end(), extension.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  if (extension != ".png") {
+    throw UserError("--output '" + opt.output +
+                    "': the output is written as a PNG; give a name ending in .png");
+  }
   Pipeline p = load_pipeline_file(opt.pipeline);
   InputImages inputs;
   for (const std::string& spec : opt.inputs) {
@@ -179,7 +189,9 @@ CommandRunner add_run_command(CLI::App& app) {
       app.add_subcommand("run", "Run a pipeline on photographs and write the output image");
   auto opt = std::make_shared<RunOptions>();
   cmd->add_option("FILE", opt->pipeline, "the .stp pipeline")->required();
-  cmd->add_option("-i,--input", opt->inputs, "NAME=PHOTO for each input (PNG or JPEG)")->required();
+  cmd->add_option("-i,--input", opt->inputs,
+                  "NAME=PHOTO for each input of the pipeline (PNG or JPEG); none for a pipeline "
+                  "without inputs");
   cmd->add_option("-p,--param", opt->params, "NAME=VALUE to override a param's default");
   cmd->add_option("-o,--output", opt->output, "the PNG to write")->required();
   cmd->add_option("--compare", opt->compare,

@@ -5,6 +5,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/open_database.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/support/process_identity.h"
 #include "storage/database.h"
@@ -21,8 +22,7 @@ CommandRunner add_runs_command(CLI::App& app) {
                   "a run still running elsewhere is refused")
       ->check(CLI::PositiveNumber);
   return [db_path, remove]() {
-    if (!std::filesystem::exists(*db_path)) throw UserError("no database " + *db_path);
-    auto db = storage::Database::open(*db_path);
+    auto db = open_database(*db_path, DatabaseUse::Read);
     if (*remove > 0) {
       std::optional<storage::RunRecord> run = db->find_run(*remove);
       if (!run) throw UserError("no run " + std::to_string(*remove) + " in " + *db_path);

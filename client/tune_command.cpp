@@ -20,6 +20,7 @@
 
 #include "client/commands.h"
 #include "client/front_table.h"
+#include "client/open_database.h"
 #include "client/photo_args.h"
 #include "client/progress_printer.h"
 #include "compiler_core/ir/error.h"
@@ -69,7 +70,8 @@ void on_interrupt(int) {
 }
 
 int run_tune(TuneCliOptions opt) {
-  std::unique_ptr<storage::Database> db = storage::Database::open(opt.db);
+  std::unique_ptr<storage::Database> db =
+      open_database(opt.db, opt.resume > 0 ? DatabaseUse::Read : DatabaseUse::Write);
   search::TuneOptions to;
   if (opt.resume > 0) {
     std::optional<storage::RunRecord> run = db->find_run(opt.resume);

@@ -45,9 +45,9 @@ Database::~Database() {
 
 std::unique_ptr<Database> Database::open(const std::string& path, const OpenOptions& options) {
   sqlite3* raw = nullptr;
-  int rc =
-      sqlite3_open_v2(path.c_str(), &raw,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  const int create = options.existing_only ? 0 : SQLITE_OPEN_CREATE;
+  int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READWRITE | create | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
   // The handle is owned from here on, even when the open failed (SQLite allocates one to
   // carry the message).
   std::unique_ptr<Database> db(new Database(raw, path));
@@ -57,7 +57,13 @@ std::unique_ptr<Database> Database::open(const std::string& path, const OpenOpti
     sqlite3_busy_timeout(raw, options.busy_timeout_ms);
     // A file from a newer Stipple is refused before anything (even the journal mode) in
     // it is changed; migrate() checks again under the write lock.
-    check_not_newer(raw, user_version(raw));
+    const int version = user_version(raw);
+    check_not_newer(raw, version);
+    if (options.existing_only && version == 0) {
+      throw StorageError(
+          "it is not a Stipple database (no schema: an empty file, or another "
+          "program's)");
+    }
     // Per-connection settings, outside any transaction (where SQLite ignores them).
     exec(raw, "PRAGMA foreign_keys = ON");
     std::string mode;

@@ -132,13 +132,18 @@ struct FrontPoint {
 struct OpenOptions {
   /// How long a write waits for another connection's write lock before failing.
   int busy_timeout_ms = 5000;
+  /// Open only a database Stipple made: no file is created, and a file without the
+  /// schema (an empty file, another program's SQLite) is refused rather than written
+  /// into. For the commands that only read runs (runs, front, export).
+  bool existing_only = false;
 };
 
 class Database {
  public:
-  /// Opens (creating if needed) and migrates the database at `path`. Throws StorageError
-  /// when the file is not a database, WAL cannot be enabled, a migration fails, or the
-  /// file's schema is newer than kSchemaVersion.
+  /// Opens (creating if needed, unless options.existing_only) and migrates the database at
+  /// `path`. Throws StorageError when the file is not a database (or, existing_only, not
+  /// one of Stipple's), WAL cannot be enabled, a migration fails, or the file's schema is
+  /// newer than kSchemaVersion.
   static std::unique_ptr<Database> open(const std::string& path, const OpenOptions& options = {});
   ~Database();
   Database(const Database&) = delete;

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 
 #include <array>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -134,6 +135,76 @@ TEST_F(Cli, RunsTooBigOrWithInexactParamsAreRefusedBeforeComputing) {
     EXPECT_FALSE(fs::exists(path("o.png"))) << args;
   }
   EXPECT_EQ(run(base + "--param W=100 --param n=3").exit_code, 0);
+}
+
+// A --db that cannot be opened is bad input (exit 2) for every command; the commands
+// that read runs never write a schema into a file that is not already a database.
+TEST_F(Cli, DatabasesAreOpenedOneWayEverywhere) {
+  const std::string empty = write("empty.db", "");
+  const std::string text = write("text.db", "not a database\n");
+  for (const std::string& db : {empty, text}) {
+    for (const std::string& command : {"runs --db " + db, "front 1 --db " + db,
+                                       "export 1 --variant 0 --format schedule --db " + db}) {
+      Result r = run(command);
+      EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.output;
+      EXPECT_NE(r.output.find("cannot open the database '" + db + "'"), std::string::npos)
+          << command << "\n"
+          << r.output;
+    }
+  }
+  EXPECT_EQ(fs::file_size(empty), 0u);  // no schema written into it
+  EXPECT_NE(run("runs --db " + empty).output.find("it is not a Stipple database"),
+            std::string::npos);
+  EXPECT_EQ(run("runs --db " + path("none.db")).exit_code, 2);
+  EXPECT_FALSE(fs::exists(path("none.db")));
+  Result dir = run("runs --db " + dir_.string());
+  EXPECT_EQ(dir.exit_code, 2) << dir.output;
+  Result tune = run("tune " + source("datasets/pipelines/blur3x3.stp") + " --budget 2 --db " +
+                    path("no/such/folder/t.db"));
+  EXPECT_EQ(tune.exit_code, 2) << tune.output;
+  EXPECT_NE(tune.output.find("cannot open the database"), std::string::npos) << tune.output;
+}
+
+// `run -o out.jpg` wrote PNG bytes under a JPEG name; now it is refused before any work.
+TEST_F(Cli, RunWritesOnlyWhatItsOutputNameSays) {
+  const std::string blur = source("datasets/pipelines/blur3x3.stp");
+  const std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  for (const char* name : {"out.jpg", "out", "out.png.txt"}) {
+    Result r = run("run " + blur + " --input in=" + photo + " -o " + path(name));
+    EXPECT_EQ(r.exit_code, 2) << name << "\n" << r.output;
+    EXPECT_NE(r.output.find("the output is written as a PNG; give a name ending in .png"),
+              std::string::npos)
+        << r.output;
+    EXPECT_FALSE(fs::exists(path(name)));
+  }
+  EXPECT_EQ(run("run " + blur + " --input in=" + photo + " -o " + path("OUT.PNG")).exit_code, 0);
+}
+
+// A pipeline without inputs passed check and tune, but run demanded --input.
+TEST_F(Cli, APipelineWithoutInputsRuns) {
+  const std::string f = write("gradient.stp",
+                              "pipeline gradient\nparam W : i32 = 16\n"
+                              "func out(x, y, c) = f32(x + 2 * y + 3 * c) / 100.0\n"
+                              "output out size(W, 12, 3)\n");
+  for (const char* mode : {"", " --interp"}) {
+    Result r = run("run " + f + " -o " + path("g.png") + mode);
+    ASSERT_EQ(r.exit_code, 0) << mode << "\n" << r.output;
+    stipple::Buffer g = stipple::read_image(path("g.png"));
+    ASSERT_EQ(g.extent(0), 16);
+    for (int64_t c = 0; c < 3; ++c) {
+      for (int64_t y = 0; y < 12; ++y) {
+        for (int64_t x = 0; x < 16; ++x) {
+          const double want = std::round(double(float(x + 2 * y + 3 * c) / 100.0f) * 65535.0);
+          const int64_t at[3] = {x, y, c};
+          ASSERT_EQ(g.get(at), want) << x << "," << y << "," << c;
+        }
+      }
+    }
+  }
+  // An input that the pipeline does not have is still an error.
+  Result extra = run("run " + f + " -i in=" + source("datasets/fixtures/natural-low-64x48.png") +
+                     " -o " + path("g.png"));
+  EXPECT_EQ(extra.exit_code, 2) << extra.output;
 }
 
 // A pipeline that scales the photo by a param; the written 16-bit PNG is checked pixel

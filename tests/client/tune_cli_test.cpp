@@ -89,6 +89,18 @@ TEST_F(TuneCli, TunePrintsTheFrontAndEveryCommandReadsTheRun) {
   Result check =
       run("check " + source("datasets/pipelines/blur3x3.stp") + " --schedule " + path("v0.sched"));
   EXPECT_EQ(check.exit_code, 0) << check.output;
+  // `-o -` is standard output, as for compile (it wrote a file named "-"): the same text,
+  // and no file.
+  Result to_stdout = stipple::testing_cli::shell("cd " + dir_.string() + " && " + STIPPLE_BINARY +
+                                                 " export 1 --variant 0 --format schedule -o - "
+                                                 "--db " +
+                                                 path("t.db") + " 2>/dev/null");
+  ASSERT_EQ(to_stdout.exit_code, 0) << to_stdout.output;
+  std::ifstream written(path("v0.sched"));
+  EXPECT_EQ(to_stdout.output, std::string((std::istreambuf_iterator<char>(written)), {}));
+  EXPECT_FALSE(fs::exists(dir_ / "-"));
+  EXPECT_EQ(run("export 1 --variant 0 --format schedule,cpp -o - --db " + path("t.db")).exit_code,
+            2);
   Result obj =
       run("export 1 --variant 0 --format obj,header -o " + path("v0") + " --db " + path("t.db"));
   ASSERT_EQ(obj.exit_code, 0) << obj.output;
