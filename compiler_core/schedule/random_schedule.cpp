@@ -143,29 +143,51 @@ class Generator {
   }
 
   Directive random_directive(const StageLoopNest& n) {
-    std::vector<std::string> named;
+    std::vector<std::string> named, splittable;
     for (const Loop& l : n.loops) {
-      if (l.name.find('.') == std::string::npos) named.push_back(l.name);
+      if (l.name.find('.') != std::string::npos) continue;
+      named.push_back(l.name);
+      if (!extreme_loops_.count(l.name)) splittable.push_back(l.name);
     }
     Directive d;
     if (named.empty()) return d;
     auto pick = [&] { return named[uniform(0, static_cast<int>(named.size()) - 1)]; };
+    // The loops of an extreme split are not split again (nor tiled, unrolled, vectorised
+    // or reordered): a split of a shift_inwards inner loop iterates over the whole factor,
+    // guarded, not over the extent it is clamped to, and 2^24 iterations per point would
+    // make the property tests take hours.
+    auto pick_splittable = [&] {
+      return splittable[uniform(0, static_cast<int>(splittable.size()) - 1)];
+    };
     auto name = [](const std::string& s) { return ScheduleArg::make_name(s); };
     auto integer = [](int64_t v) { return ScheduleArg::make_int(v); };
     static const char* kTails[] = {"auto", "round_up", "guard_with_if", "shift_inwards"};
+    // Extreme factors (RandomScheduleOptions::extreme_factor_probability), drawn only when
+    // asked so that the default draws stay the same.
+    const bool extreme = o_.extreme_factor_probability > 0 && chance(o_.extreme_factor_probability);
+    auto factor = [&] {
+      if (!extreme) return integer(uniform(1, o_.max_factor));
+      static const int64_t kExtremes[] = {kMaxSplitFactor, kMaxSplitFactor - 1, (1 << 20) + 1};
+      return integer(kExtremes[uniform(0, 2)]);
+    };
     switch (uniform(0, 5)) {
       case 0: {
-        std::string v = pick();
+        if (splittable.empty()) return d;
+        std::string v = pick_splittable();
         d.name = "split";
         d.args = {name(v), name(chance(0.25) ? v : fresh(n, v + "o")), name(fresh(n, v + "i")),
-                  integer(uniform(1, o_.max_factor))};
-        if (chance(0.2)) d.args.push_back(name(kTails[uniform(0, 3)]));
+                  factor()};
+        if (extreme) {
+          d.args.push_back(name("shift_inwards"));
+        } else if (chance(0.2)) {
+          d.args.push_back(name(kTails[uniform(0, 3)]));
+        }
         break;
       }
       case 1: {
-        if (named.size() < 2) return d;
-        std::shuffle(named.begin(), named.end(), rng_);
-        const std::string &x = named[0], &y = named[1];
+        if (splittable.size() < 2) return d;
+        std::shuffle(splittable.begin(), splittable.end(), rng_);
+        const std::string &x = splittable[0], &y = splittable[1];
         d.name = "tile";
         d.args = {name(x),
                   name(y),
@@ -173,21 +195,28 @@ class Generator {
                   name(fresh(n, y + "o")),
                   name(fresh(n, x + "i")),
                   name(fresh(n, y + "i")),
-                  integer(uniform(1, o_.max_factor)),
-                  integer(uniform(1, o_.max_factor))};
-        if (chance(0.1)) d.args.push_back(name(kTails[uniform(0, 3)]));
+                  factor(),
+                  factor()};
+        if (extreme) {
+          d.args.push_back(name("shift_inwards"));
+        } else if (chance(0.1)) {
+          d.args.push_back(name(kTails[uniform(0, 3)]));
+        }
         break;
       }
       case 2: {
-        if (named.size() < 2) return d;
-        std::shuffle(named.begin(), named.end(), rng_);
+        // Not extreme loops either: an inner loop moved outside its outer one can no longer
+        // be clamped to the extent, and runs the whole factor.
+        if (splittable.size() < 2) return d;
+        std::shuffle(splittable.begin(), splittable.end(), rng_);
         d.name = "reorder";
-        int k = uniform(2, std::min<int>(4, static_cast<int>(named.size())));
-        for (int i = 0; i < k; ++i) d.args.push_back(name(named[i]));
+        int k = uniform(2, std::min<int>(4, static_cast<int>(splittable.size())));
+        for (int i = 0; i < k; ++i) d.args.push_back(name(splittable[i]));
         break;
       }
       case 3:
         if (n.loops[0].name.find('.') != std::string::npos) return d;
+        if (extreme_loops_.count(n.loops[0].name)) return d;
         d.name = "vectorize";
         d.args = {name(n.loops[0].name), integer(int64_t{1} << uniform(1, 4))};
         break;
@@ -196,15 +225,24 @@ class Generator {
         d.args = {name(pick())};
         break;
       default:
+        if (splittable.empty()) return d;
         d.name = "unroll";
-        d.args = {name(pick()), integer(uniform(2, 4))};
+        d.args = {name(pick_splittable()), integer(uniform(2, 4))};
         break;
+    }
+    if (extreme) {
+      // Every loop the split or tile makes (its outer and inner names).
+      const size_t names = d.name == "tile" ? 6 : 3;
+      for (size_t i = d.name == "tile" ? 2 : 1; i < names && i < d.args.size(); ++i) {
+        extreme_loops_.insert(d.args[i].name);
+      }
     }
     return d;
   }
 
   void schedule_stage(const Func& f, int stage) {
     StageLoopNest n = default_loop_nest(f, stage);
+    extreme_loops_.clear();
     int count = uniform(0, o_.max_directives_per_stage);
     bool is_output = f.name == p_.output.func;
     for (int i = 0; i < count; ++i) {
@@ -228,6 +266,7 @@ class Generator {
   Schedule s_;
   std::vector<const Func*> done_;
   int counter_ = 0;
+  std::set<std::string> extreme_loops_;  // of the stage being scheduled
 };
 
 }  // namespace

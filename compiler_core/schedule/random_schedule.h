@@ -18,6 +18,13 @@ struct RandomScheduleOptions {
   /// Split and tile factors are drawn from 1..max_factor (vector widths from 2..16, unroll
   /// factors from 2..4).
   int max_factor = 64;
+  /// Probability that a split or tile draws its factors from the extremes instead: the
+  /// largest the checker allows (kMaxSplitFactor, 2^24), one less, and 2^20 + 1, far
+  /// past any test image. Such a directive gets the shift_inwards tail, whose inner loop
+  /// is clamped to the extent: guard_with_if would run all 2^24 iterations, each with its
+  /// test, and a producer computed inside would be realised over all of them. 0 leaves the
+  /// draws (and every seed's schedules) as they were.
+  double extreme_factor_probability = 0;
   /// Probability that a func gets an explicit compute level, and that a func with a
   /// compute_at level also gets a different store level.
   double level_probability = 0.7;

@@ -1,7 +1,8 @@
 // The acceptance test of the lowering (issue #3): random legal schedules of every
 // benchmark pipeline, lowered, JIT-compiled and run on a 24x18 corner of a fixture, give outputs
 // bit-identical to the reference evaluator. STIPPLE_LOWER_SCHEDULES overrides the count
-// per pipeline; on a mismatch the schedule text and the first differing pixel are printed.
+// per pipeline; on a mismatch the schedule text and the first differing pixel are printed
+// (STIPPLE_LOWER_VERBOSE=1 prints every schedule before it runs).
 #include "compiler_core/schedule/random_schedule.h"
 
 #include <gtest/gtest.h>
@@ -28,7 +29,8 @@ constexpr int64_t kWidth = 24, kHeight = 18;
 // Pipelines are shared out over two threads (JIT compiles may run concurrently); each
 // pipeline's schedules come from its own generator, seeded by `seed` and its index, so
 // the schedules do not depend on the threading.
-void run_random_schedules(int per_pipeline, uint64_t seed) {
+void run_random_schedules(int per_pipeline, uint64_t seed,
+                          const RandomScheduleOptions& options = {}) {
   if (const char* n = std::getenv("STIPPLE_LOWER_SCHEDULES")) per_pipeline = std::atoi(n);
   auto jit = codegen::JitCompiler::create();
   // STIPPLE_LOWER_PIPELINE=camera keeps only the pipelines whose path contains it (the
@@ -45,7 +47,13 @@ void run_random_schedules(int per_pipeline, uint64_t seed) {
       std::mt19937_64 rng(seed + k);
       auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < per_pipeline; ++i) {
-        Schedule s = random_schedule(c.pipeline, rng);
+        Schedule s = random_schedule(c.pipeline, rng, options);
+        if (std::getenv("STIPPLE_LOWER_VERBOSE")) {  // to find the schedule a run hangs in
+          std::lock_guard<std::mutex> lock(print);
+          std::printf("%s schedule %d:\n%s", c.pipeline.name.c_str(), i,
+                      print_schedule(s, c.pipeline).c_str());
+          std::fflush(stdout);
+        }
         std::string why;
         try {
           check_schedule(s, c.pipeline);  // the generator's promise
@@ -83,12 +91,27 @@ void run_random_schedules(int per_pipeline, uint64_t seed) {
               failed.load(), out_of_memory.load());
 }
 
+// Split and tile factors at the checker's limit and past any image (a factor of 2^31 - 1
+// once overflowed the loop count and left the output unwritten, with exit 0).
+RandomScheduleOptions extreme_factors(double probability) {
+  RandomScheduleOptions o;
+  o.extreme_factor_probability = probability;
+  return o;
+}
+
 #ifdef STIPPLE_LOWER_SLOW
-// The full acceptance run (label `slow`): 50 schedules per pipeline.
+// The full acceptance run (label `slow`): 50 schedules per pipeline, and 20 more with
+// extreme factors.
 TEST(LoweringRandomSchedulesSlow, FiftyPerPipeline) { run_random_schedules(50, 3); }
+TEST(LoweringRandomSchedulesSlow, ExtremeFactors) {
+  run_random_schedules(20, 5, extreme_factors(0.3));
+}
 #else
-// The quick variant (label `asan`): 5 schedules per pipeline.
+// The quick variant (label `asan`): 5 schedules per pipeline, and 3 with extreme factors.
 TEST(LoweringRandomSchedules, FivePerPipeline) { run_random_schedules(5, 20261122); }
+TEST(LoweringRandomSchedules, ExtremeFactors) {
+  run_random_schedules(3, 20261127, extreme_factors(0.5));
+}
 #endif
 
 }  // namespace
