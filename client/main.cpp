@@ -15,6 +15,9 @@ int main(int argc, char** argv) {
   using namespace stipple::cli;
   CLI::App app{"stipple: autotuning of image pipelines written in the .stp language"};
   app.require_subcommand(1);
+  // The app's own options (--log-level) are taken after the subcommand too: subcommands
+  // made from here on pass options they do not know up to it.
+  app.fallthrough();
   app.set_version_flag("--version", std::string("stipple 0.1"));
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
@@ -39,6 +42,41 @@ int main(int argc, char** argv) {
   add(add_status_command(app));
   add(add_cancel_command(app));
   add(add_workers_command(app));
+
+  // One value per occurrence of every option, repeated to give several (`-i a=x.png -i
+  // b=y.png`, `--images a.png --images b.png`; comma lists where an option says so), so
+  // that an option never takes the positional FILE after it as one more value
+  // (`run -i in=a.png FILE` was "FILE is required").
+  for (CLI::App* sub : app.get_subcommands({})) {
+    for (CLI::Option* option : sub->get_options()) {
+      if (!option->get_positional() && option->get_items_expected_max() > 1) {
+        option->allow_extra_args(false);
+      }
+    }
+  }
+
+  // An unknown command is named, with the list of commands (CLI11 says only "A
+  // subcommand is required").
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--log-level") {
+      ++i;
+      continue;
+    }
+    if (!arg.empty() && arg[0] == '-') continue;
+    bool known = false;
+    std::string names;
+    for (CLI::App* sub : app.get_subcommands({})) {
+      known = known || sub->get_name() == arg;
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) {
+      std::cerr << "stipple: unknown command '" << arg << "'; the commands are " << names
+                << " (stipple --help says what each does)\n";
+      return kExitBadInput;
+    }
+    break;
+  }
 
   try {
     app.parse(argc, argv);

@@ -2,11 +2,20 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -54,6 +63,44 @@ bool BenchmarkLock::acquire(int operation, double seconds) {
     std::this_thread::sleep_for(pause);
     pause = std::min(pause * 2, std::chrono::microseconds(20000));
   }
+}
+
+std::string describe_lock_holders(const std::string& path) {
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0) return "";
+  // Lines of /proc/locks: "1: FLOCK  ADVISORY  WRITE 1234 fe:00:10954484 0 EOF", the
+  // device as MAJOR:MINOR in hex and the inode in decimal.
+  std::ifstream locks("/proc/locks");
+  std::set<long> pids;
+  for (std::string line; std::getline(locks, line);) {
+    std::istringstream in(line);
+    std::string number, kind, mode, access, file;
+    long pid = 0;
+    if (!(in >> number >> kind)) continue;
+    if (kind == "->") in >> kind;  // a waiter's line: "1: -> FLOCK ..."
+    if (!(in >> mode >> access >> pid >> file) || kind != "FLOCK") continue;
+    const size_t colon = file.rfind(':');
+    if (colon == std::string::npos) continue;
+    char* end = nullptr;
+    const unsigned long long inode = std::strtoull(file.c_str() + colon + 1, &end, 10);
+    const std::string device = file.substr(0, colon);
+    char expected[32];
+    std::snprintf(expected, sizeof expected, "%02x:%02x", major(st.st_dev), minor(st.st_dev));
+    if (inode != st.st_ino || device != expected || pid == ::getpid()) continue;
+    if (line.find("->") != std::string::npos) continue;  // waiting, not holding
+    pids.insert(pid);
+  }
+  std::string out;
+  for (long pid : pids) {
+    std::ifstream cmdline("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+    std::string args((std::istreambuf_iterator<char>(cmdline)), {});
+    std::replace(args.begin(), args.end(), '\0', ' ');
+    while (!args.empty() && args.back() == ' ') args.pop_back();
+    if (args.size() > 120) args = args.substr(0, 117) + "...";
+    out += (out.empty() ? "" : ", ") + std::string("pid ") + std::to_string(pid) +
+           (args.empty() ? "" : " (" + args + ")");
+  }
+  return out;
 }
 
 void require_benchmark_lock(const std::string& path, const std::string& option) {

@@ -41,6 +41,11 @@ class BenchmarkLock {
   bool acquire(int operation, double seconds);
 };
 
+/// Who holds the lock at `path` now, other than this process, from /proc/locks: "pid 1234
+/// (stipple worker --coordinator host:7000), pid 1240 (stipple-evaluator ...)"; empty
+/// when no one does or it cannot be read. For the message of a process that must wait.
+std::string describe_lock_holders(const std::string& path);
+
 /// Opens the lock file once, as `stipple worker` and `stipple tune` do at start, so that a
 /// file that cannot be opened is said once (UserError, naming `option`) rather than
 /// warned about by every evaluator child that would then measure without it.

@@ -126,7 +126,9 @@ class LockedPhases {
       return exclusive ? lock_->lock_exclusive(seconds) : lock_->lock_shared(seconds);
     };
     if (attempt(0)) return;
-    send({{"phase", "waiting"}});
+    send({{"phase", "waiting"},
+          {"lock", lock_->path()},
+          {"holders", describe_lock_holders(lock_->path())}});
     if (!attempt(wait_seconds_)) {
       std::cerr << "stipple-evaluator: waited " << wait_seconds_ << " s for the benchmark lock "
                 << lock_->path() << "; going on without it\n";

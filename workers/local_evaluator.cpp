@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <chrono>
 #include <csignal>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <stdexcept>
@@ -186,6 +187,14 @@ bool LocalEvaluator::read_answer(std::string& line, double seconds, bool* eof) {
     const nlohmann::json j = nlohmann::json::parse(line, nullptr, false);
     if (!j.is_object() || !j.contains("phase")) return true;  // garbage is the caller's to judge
     const bool waiting = j["phase"] == "waiting";
+    if (waiting) {
+      // Said, not left to a progress line that stops moving: what this waits for, and who.
+      const std::string holders = j.value("holders", std::string());
+      std::fprintf(stderr, "waiting for the host's benchmark lock %s%s\n",
+                   j.value("lock", options_.benchmark_lock).c_str(),
+                   holders.empty() ? "" : (", held by " + holders).c_str());
+      std::fflush(stderr);
+    }
     // The child gives up waiting after lock_wait_seconds and goes on: it has the whole
     // allowance left then, and a second's grace for the lines in flight.
     wait = waiting ? options_.lock_wait_seconds + seconds + 1 : seconds;

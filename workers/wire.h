@@ -4,8 +4,9 @@
 //   child -> parent  {"ready": true} | {"fatal": "reason"}
 //   parent -> child  {"id": N, "split": "train", "schedule": "..."}
 //   child -> parent  {"id": N, "result": {...EvaluationResult...}}
-//   child -> parent  {"phase":"waiting"} ... {"phase":"running"}   around a wait for the
-//                    host's benchmark lock, before a job's answer or the ready line
+//   child -> parent  {"phase":"waiting", "lock": PATH, "holders": "pid N (cmd), ..."}
+//                    ... {"phase":"running"}   around a wait for the host's benchmark
+//                    lock, before a job's answer or the ready line
 // Non-finite doubles (a PSNR of identical outputs) travel as the strings "inf", "-inf"
 // and "nan", which JSON has no numbers for.
 #pragma once

@@ -180,6 +180,35 @@ TEST_F(Cli, RunWritesOnlyWhatItsOutputNameSays) {
   EXPECT_EQ(run("run " + blur + " --input in=" + photo + " -o " + path("OUT.PNG")).exit_code, 0);
 }
 
+// Option parsing as a user types it: a repeated option takes one value each time, so the
+// positional FILE may follow it (it was swallowed: "FILE is required"); --log-level works
+// after the subcommand too; an unknown command is named, with the list of commands.
+TEST_F(Cli, OptionsParseAsTyped) {
+  const std::string blur = source("datasets/pipelines/blur3x3.stp");
+  const std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  Result r = run("run -i in=" + photo + " " + blur + " -o " + path("a.png"));
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(fs::exists(path("a.png")));
+  r = run("run -i in=" + photo + " -p nope=1 " + blur + " -o " + path("b.png"));
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("has no param named 'nope'"), std::string::npos) << r.output;
+
+  r = run("run " + blur + " -i in=" + photo + " -o " + path("c.png") + " --log-level warn");
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_EQ(r.output.find("info:"), std::string::npos) << r.output;
+  r = run("--log-level warn run " + blur + " -i in=" + photo + " -o " + path("c.png"));
+  EXPECT_EQ(r.output.find("info:"), std::string::npos) << r.output;
+  r = run("run " + blur + " -i in=" + photo + " -o " + path("c.png"));
+  EXPECT_NE(r.output.find("info:"), std::string::npos) << r.output;
+
+  r = run("frobnicate");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.output.find("unknown command 'frobnicate'; the commands are check, run, lower, "
+                          "compile, tune, runs, front, export"),
+            std::string::npos)
+      << r.output;
+}
+
 // A pipeline without inputs passed check and tune, but run demanded --input.
 TEST_F(Cli, APipelineWithoutInputsRuns) {
   const std::string f = write("gradient.stp",

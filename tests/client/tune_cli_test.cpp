@@ -159,6 +159,11 @@ TEST_F(TuneCli, TuneWaitsForTheHostsBenchmarkLock) {
   const Result r = tune.get();
   EXPECT_EQ(r.exit_code, 0) << r.output;
   EXPECT_NE(r.output.find("[done] 2/2 evaluations"), std::string::npos) << r.output;
+  // It said that it waited, for which lock, and who held it: this test's process.
+  EXPECT_NE(r.output.find("waiting for the host's benchmark lock " + lock + ", held by pid " +
+                          std::to_string(getpid()) + " ("),
+            std::string::npos)
+      << r.output;
   close(fd);
 
   // A lock file that cannot be opened is said at start: exit 2, naming it.
