@@ -1,4 +1,4 @@
-// Reading PNG and JPEG photos (stb_image), writing PNGs (libpng, which unlike
+// Reading PNG (stb_image) and JPEG (libjpeg) photos, writing PNGs (libpng, which unlike
 // stb_image_write can write 16 bits), and converting photos to and from pipeline buffers.
 //
 // stb_image and libpng store pixels interleaved (RGBRGB...), while a Buffer keeps each
@@ -10,12 +10,16 @@
 #include <png.h>
 #include <stb/stb_image.h>
 
+// jpeglib.h needs FILE and size_t declared before it.
+#include <jpeglib.h>
+
 #include <algorithm>
 #include <array>
 #include <cerrno>
 #include <climits>
 #include <cmath>
 #include <csetjmp>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -64,6 +68,77 @@ std::optional<std::array<int64_t, 4>> png_header_size(const std::string& b) {
   // Colour types 0 gray, 2 RGB, 3 palette (expanded to RGB), 4 gray + alpha, 6 RGBA.
   const int64_t channels = color == 2 || color == 3 ? 3 : color == 4 ? 2 : color == 6 ? 4 : 1;
   return std::array<int64_t, 4>{u32(16), u32(20), channels, depth == 16 ? 2 : 1};
+}
+
+// JPEG through libjpeg(-turbo), the decoder OpenCV, Pillow and ImageMagick use, with its
+// defaults (accurate integer IDCT, fancy upsampling): stb_image's JPEG decoder differs
+// from it by one or two levels a sample, so a photo read here would not be the photo every
+// other tool sees. libjpeg reports errors through error_exit, which must not return: it
+// longjmps back to decode_jpeg, which holds nothing with a destructor across the jump.
+struct JpegErrorState {
+  jpeg_error_mgr manager;  // first: libjpeg's pointer to it is a pointer to this
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+extern "C" void on_jpeg_error(j_common_ptr cinfo) {
+  auto* state = reinterpret_cast<JpegErrorState*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, state->message);
+  std::longjmp(state->jump, 1);
+}
+
+// A warning (level -1) is corrupt data that libjpeg would paper over (a file cut short
+// decodes with gray rows): an error here. Trace messages (level >= 0) are dropped.
+extern "C" void on_jpeg_message(j_common_ptr cinfo, int level) {
+  if (level < 0) on_jpeg_error(cinfo);
+}
+
+// Decodes into `samples` (interleaved, as libjpeg writes rows); false with the reason.
+bool decode_jpeg_rows(const std::string& bytes, std::vector<unsigned char>& samples, int* width,
+                      int* height, int* channels, std::string* why) {
+  jpeg_decompress_struct cinfo;
+  JpegErrorState state;
+  cinfo.err = jpeg_std_error(&state.manager);
+  state.manager.error_exit = on_jpeg_error;
+  state.manager.emit_message = on_jpeg_message;
+  state.message[0] = '\0';
+  jpeg_create_decompress(&cinfo);
+  if (setjmp(state.jump)) {
+    jpeg_destroy_decompress(&cinfo);
+    *why = state.message;
+    return false;
+  }
+  jpeg_mem_src(&cinfo, reinterpret_cast<const unsigned char*>(bytes.data()),
+               static_cast<unsigned long>(bytes.size()));
+  jpeg_read_header(&cinfo, TRUE);
+  // Gray stays one channel; YCbCr (and RGB) become RGB. CMYK and YCCK, which a photograph
+  // from a camera never is, are refused rather than guessed at.
+  if (cinfo.jpeg_color_space == JCS_CMYK || cinfo.jpeg_color_space == JCS_YCCK) {
+    jpeg_destroy_decompress(&cinfo);
+    *why = "a CMYK JPEG: convert it to RGB";
+    return false;
+  }
+  cinfo.out_color_space = cinfo.num_components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  if (std::string problem = image_size_problem(cinfo.image_width, cinfo.image_height,
+                                               cinfo.num_components == 1 ? 1 : 3, 1);
+      !problem.empty()) {
+    jpeg_destroy_decompress(&cinfo);
+    *why = problem;
+    return false;
+  }
+  jpeg_start_decompress(&cinfo);
+  *width = int(cinfo.output_width);
+  *height = int(cinfo.output_height);
+  *channels = cinfo.output_components;
+  const size_t row = size_t(cinfo.output_width) * size_t(cinfo.output_components);
+  samples.resize(row * cinfo.output_height);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW rows[1] = {samples.data() + row * cinfo.output_scanline};
+    jpeg_read_scanlines(&cinfo, rows, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  return true;
 }
 
 std::string stb_reason() {
@@ -169,6 +244,15 @@ Buffer read_image(const std::string& path) {
         if (!is_png(head) && !is_jpeg(head)) fail_read(path, "not a PNG or JPEG file");
       });
   static_assert(kMaxImageFileBytes <= static_cast<size_t>(INT_MAX), "stb_image takes an int size");
+  if (is_jpeg(bytes)) {
+    std::vector<unsigned char> samples;
+    int width = 0, height = 0, channels = 0;
+    std::string why;
+    if (!decode_jpeg_rows(bytes, samples, &width, &height, &channels, &why)) {
+      fail_read(path, "corrupt or unsupported JPEG (libjpeg: " + why + ")");
+    }
+    return deinterleave(samples.data(), width, height, channels, ScalarType::UInt8);
+  }
   const stbi_uc* data = reinterpret_cast<const stbi_uc*>(bytes.data());
   int length = static_cast<int>(bytes.size());
   if (is_png(bytes)) {

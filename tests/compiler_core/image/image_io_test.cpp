@@ -191,6 +191,69 @@ TEST_F(ImageIo, ReadsJpeg) {
   EXPECT_EQ(g.get(std::vector<int64_t>{31, 5, 0}), g.get(std::vector<int64_t>{31, 5, 2}));
 }
 
+// A photo's JPEG is decoded as libjpeg(-turbo) decodes it (the decoder of OpenCV, Pillow
+// and ImageMagick), not as stb_image does, which differs by a level or two a sample.
+// Reference: the fixture decoded here with libjpeg's own API and defaults.
+TEST_F(ImageIo, JpegPixelsAreLibjpegsNotStbImages) {
+  const std::string file =
+      std::string(STIPPLE_SOURCE_DIR) + "/datasets/fixtures/natural-high-64x48.jpg";
+  FILE* in = std::fopen(file.c_str(), "rb");
+  ASSERT_NE(in, nullptr);
+  jpeg_decompress_struct cinfo;
+  jpeg_error_mgr jerr;
+  cinfo.err = jpeg_std_error(&jerr);
+  jpeg_create_decompress(&cinfo);
+  jpeg_stdio_src(&cinfo, in);
+  jpeg_read_header(&cinfo, TRUE);
+  cinfo.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&cinfo);
+  const int w = int(cinfo.output_width), h = int(cinfo.output_height);
+  std::vector<unsigned char> want(size_t(w) * h * 3);
+  while (cinfo.output_scanline < cinfo.output_height) {
+    JSAMPROW row = want.data() + size_t(cinfo.output_scanline) * w * 3;
+    jpeg_read_scanlines(&cinfo, &row, 1);
+  }
+  jpeg_finish_decompress(&cinfo);
+  jpeg_destroy_decompress(&cinfo);
+  std::fclose(in);
+
+  Buffer photo = read_image(file);
+  ASSERT_EQ(photo.extent(0), w);
+  ASSERT_EQ(photo.extent(1), h);
+  ASSERT_EQ(photo.extent(2), 3);
+  int x_stb = 0, y_stb = 0, n_stb = 0;
+  stbi_uc* stb = stbi_load(file.c_str(), &x_stb, &y_stb, &n_stb, 3);
+  ASSERT_NE(stb, nullptr);
+  int differ_from_stb = 0;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      for (int c = 0; c < 3; ++c) {
+        const size_t i = (size_t(y) * w + x) * 3 + c;
+        ASSERT_EQ(photo.get(std::vector<int64_t>{x, y, c}), want[i]) << x << "," << y << "," << c;
+        differ_from_stb += stb[i] != want[i];
+        EXPECT_LE(std::abs(int(stb[i]) - int(want[i])), 4);
+      }
+    }
+  }
+  stbi_image_free(stb);
+  EXPECT_GT(differ_from_stb, 0);  // the decoders do differ: the switch is visible
+
+  // A corrupt JPEG says which library refused it.
+  std::ifstream whole(file, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(whole)), {});
+  // Cut in its tables, and cut in its pixel data (which libjpeg alone would decode with
+  // gray rows and a warning).
+  for (size_t keep : {size_t{300}, bytes.size() * 3 / 4}) {
+    std::ofstream(path("cut.jpg"), std::ios::binary | std::ios::trunc) << bytes.substr(0, keep);
+    const std::string cut = message_of([&] { read_image(path("cut.jpg")); });
+    EXPECT_EQ(cut.rfind("cannot read image '" + path("cut.jpg") +
+                            "': corrupt or unsupported JPEG (libjpeg: ",
+                        0),
+              0u)
+        << keep << ": " << cut;
+  }
+}
+
 // Writes a true one-component JPEG with libjpeg, which stb_image_write cannot produce.
 void write_gray_jpeg(const std::string& file, int w, int h, const unsigned char* pixels) {
   FILE* out = std::fopen(file.c_str(), "wb");
