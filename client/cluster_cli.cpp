@@ -52,9 +52,14 @@ search::TuneProgress to_tune_progress(const proto::RunProgress& p) {
   t.elapsed_s = p.elapsed_seconds();
   t.per_second = p.evaluations_per_second();
   t.eta_s = p.eta_seconds();
-  t.speedup_at[0] = p.best_speedup_de1();
-  t.speedup_at[1] = p.best_speedup_de2();
-  t.speedup_at[2] = p.best_speedup_de5();
+  t.metric = p.metric().empty() ? "dE" : p.metric();
+  if (p.thresholds_size() > 0) {
+    t.thresholds.assign(p.thresholds().begin(), p.thresholds().end());
+    t.speedup_at.assign(p.best_speedups().begin(), p.best_speedups().end());
+  } else {  // an older coordinator: its three fixed levels
+    t.thresholds = {1, 2, 5};
+    t.speedup_at = {p.best_speedup_de1(), p.best_speedup_de2(), p.best_speedup_de5()};
+  }
   t.phase = p.phase();
   return t;
 }

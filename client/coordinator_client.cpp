@@ -67,6 +67,7 @@ proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
   r.set_exact(spec.exact);
   r.set_runs(spec.runs);
   r.set_population(spec.population);
+  for (double t : spec.thresholds) r.add_thresholds(t);
   return r;
 }
 

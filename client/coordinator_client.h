@@ -60,7 +60,8 @@ struct SubmitSpec {
   bool exact = false;
   int runs = 5;
   int population = 24;
-  std::string target;  // empty: the registered workers' target
+  std::vector<double> thresholds;  // --thresholds; empty: the default levels
+  std::string target;              // empty: the registered workers' target
 };
 
 /// Reads the files of `spec` into a request: the pipeline's source (compiled here too, so

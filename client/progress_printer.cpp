@@ -45,13 +45,20 @@ void ProgressPrinter::operator()(const search::TuneProgress& p) {
   char buf[320];
   // With a time budget the evaluation budget is unbounded: show the count alone.
   const std::string budget = p.time_budget_s > 0 ? std::string() : "/" + std::to_string(p.budget);
+  // "dE<=1 1.20x, <=2 1.50x, <=5 -": each level of interest in the pipeline's metric.
+  std::string levels;
+  for (size_t t = 0; t < p.thresholds.size() && t < p.speedup_at.size(); ++t) {
+    char level[64];
+    std::snprintf(level, sizeof level, "%s%s<=%g %s", t ? ", " : "", t ? "" : p.metric.c_str(),
+                  p.thresholds[t], speedup_text(p.speedup_at[t]).c_str());
+    levels += level;
+  }
   std::snprintf(buf, sizeof buf,
                 "[%s] %lld%s evaluations (%lld measured, %.2f/s), %lld failed; best "
-                "speedup at dE<=1 %s, <=2 %s, <=5 %s; %s, ETA %s",
+                "speedup at %s; %s, ETA %s",
                 p.phase.c_str(), static_cast<long long>(p.evaluations), budget.c_str(),
                 static_cast<long long>(p.measured), p.per_second,
-                static_cast<long long>(p.failures), speedup_text(p.speedup_at[0]).c_str(),
-                speedup_text(p.speedup_at[1]).c_str(), speedup_text(p.speedup_at[2]).c_str(),
+                static_cast<long long>(p.failures), levels.empty() ? "-" : levels.c_str(),
                 format_duration(p.elapsed_s).c_str(), format_duration(p.eta_s).c_str());
   if (terminal_) {
     std::cerr << "\r" << buf << "\x1b[K" << std::flush;

@@ -172,10 +172,27 @@ int run(const RunOptions& opt) {
             << (opt.interp ? " with the reference evaluator" : " as native code") << "\n";
 
   if (!opt.compare.empty()) {
+    // In the units tune and front use: a float output's PNG (16 bits of [0, 1]) is read
+    // back as [0, 1], so an RMSE here is the RMSE a front shows for the same variant.
     Buffer reference = read_image(opt.compare);
     Buffer written = read_image(opt.output);
+    const bool float_output = Type(out.type()).is_float();
+    if (float_output) {
+      auto unit_scale = [](const Buffer& photo, const std::string& path) {
+        InputDecl as_float;
+        as_float.name = "compare";
+        as_float.type = Float32();
+        as_float.dim_names = photo.dimensions() == 2 ? std::vector<std::string>{"x", "y"}
+                                                     : std::vector<std::string>{"x", "y", "c"};
+        return photo_to_input(photo, as_float, path);
+      };
+      reference = unit_scale(reference, opt.compare);
+      written = unit_scale(written, opt.output);
+    }
     ErrorReport r = compare_outputs(written, reference);
-    std::cout << "against " << opt.compare << ": ";
+    const std::string metric = metric_label(p.output.metric);
+    std::cout << "against " << opt.compare << " (the pipeline's metric: " << metric
+              << "; output units, " << (float_output ? "0 to 1" : "the output type's") << "): ";
     if (!std::isnan(r.delta_e)) std::cout << "mean Lab dE " << r.delta_e << ", ";
     std::cout << "rmse " << r.rmse << ", psnr " << r.psnr << " dB, max abs " << r.max_abs << "\n";
   }

@@ -100,6 +100,10 @@ CommandRunner add_submit_command(CLI::App& app) {
   cmd->add_option("--runs", opt->spec.runs, "timed runs per photo (the median is kept)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
+  cmd->add_option("--thresholds", opt->spec.thresholds,
+                  "the error levels of interest in the pipeline's metric, comma-separated "
+                  "(as for tune); default: 1,2,5")
+      ->delimiter(',');
   cmd->add_option("--population", opt->spec.population, "genetic search: population size")
       ->check(CLI::Range(2, 10000))
       ->capture_default_str();

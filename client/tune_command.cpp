@@ -56,6 +56,7 @@ struct TuneCliOptions {
   int threads = 0;
   double deadline = 60;
   int population = 24;
+  std::vector<double> thresholds;
   int generations = 200;
   std::string benchmark_lock = workers::kDefaultBenchmarkLock;
 };
@@ -101,6 +102,7 @@ int run_tune(TuneCliOptions opt) {
     to.threads = opt.threads;
     to.deadline_s = opt.deadline;
     to.population = opt.population;
+    if (!opt.thresholds.empty()) to.thresholds = search::with_exact_threshold(opt.thresholds);
     to.generations = opt.generations;
     if (opt.baseline.empty()) {
       fs::path hand = fs::path(opt.pipeline).replace_extension(".sched");
@@ -221,6 +223,12 @@ CommandRunner add_tune_command(CLI::App& app) {
                   "lock file shared with the workers and other tunes of this host, so that "
                   "one candidate at a time is timed ('none': no lock)")
       ->capture_default_str();
+  cmd->add_option("--thresholds", opt->thresholds,
+                  "the error levels of interest, in the pipeline's metric (mean Lab dE, or "
+                  "RMSE in the output's units), comma-separated: hill climbing climbs once per "
+                  "level, and progress shows the best speedup within each. Default: 1,2,5 "
+                  "(exact is always included)")
+      ->delimiter(',');
   cmd->add_option("--population", opt->population,
                   "genetic: population size (the paper: 100; smaller suits small budgets)")
       ->check(CLI::Range(2, 100000))

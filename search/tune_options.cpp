@@ -1,6 +1,12 @@
 #include "search/tune_options.h"
 
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
 #include <nlohmann/json.hpp>
+
+#include "compiler_core/ir/error.h"
 
 namespace stipple::search {
 
@@ -24,6 +30,23 @@ std::string TuneOptions::to_json() const {
                       {"thresholds", thresholds},
                       {"cluster", cluster}};
   return j.dump();
+}
+
+std::vector<double> with_exact_threshold(std::vector<double> levels) {
+  std::sort(levels.begin(), levels.end());
+  for (size_t i = 0; i < levels.size(); ++i) {
+    if (!std::isfinite(levels[i]) || levels[i] <= 0) {
+      throw UserError(
+          "--thresholds: each level must be a number > 0 (exact, 0, is always "
+          "included), not " +
+          fmt::format("{}", levels[i]));
+    }
+    if (i > 0 && levels[i] == levels[i - 1]) {
+      throw UserError(fmt::format("--thresholds: {} is given twice", levels[i]));
+    }
+  }
+  levels.insert(levels.begin(), 0);
+  return levels;
 }
 
 TuneOptions TuneOptions::from_json(const std::string& text) {

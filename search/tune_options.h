@@ -9,6 +9,10 @@
 
 namespace stipple::search {
 
+/// `--thresholds 0.5,1,2` as TuneOptions::thresholds: 0 first, then the given levels
+/// ascending. UserError for a level that is not a finite number > 0, or a repeated one.
+std::vector<double> with_exact_threshold(std::vector<double> levels);
+
 /// The strategy a run uses when none is named.
 inline constexpr const char* kDefaultStrategy = "portfolio";
 
@@ -31,8 +35,11 @@ struct TuneOptions {
   /// genetic and hill alone: seed them with the reuse model's schedule too (the portfolio
   /// always does).
   bool use_reuse_seed = false;
-  int generations = 200;                          // genetic
-  std::vector<double> thresholds = {0, 1, 2, 5};  // hill climbing, and the progress line
+  int generations = 200;  // genetic
+  /// The error levels of interest, in the pipeline's metric (mean Lab dE, or RMSE in the
+  /// output's units): hill climbing climbs once per level and the progress line shows the
+  /// best speedup within each. 0 (exact) is always the first (with_exact_threshold).
+  std::vector<double> thresholds = {0, 1, 2, 5};
   /// A run of the cluster's coordinator (measured by its workers): the coordinator resumes
   /// these after a restart, and leaves runs of `stipple tune` alone.
   bool cluster = false;

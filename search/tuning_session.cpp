@@ -21,18 +21,13 @@
 
 namespace stipple::search {
 
-namespace {
-
-constexpr double kSpeedupThresholds[3] = {1, 2, 5};
-
-}  // namespace
+namespace {}  // namespace
 
 std::string error_metric_name(storage::Database& db, int64_t pipeline_id) {
   std::optional<storage::PipelineRecord> p = db.pipeline(pipeline_id);
   if (!p) return "error";
   try {
-    return compile_pipeline(p->source, p->name + ".stp").output.metric == ErrorMetric::Lab ? "dE"
-                                                                                           : "RMSE";
+    return metric_label(compile_pipeline(p->source, p->name + ".stp").output.metric);
   } catch (const UserError&) {
     return "error";
   }
@@ -243,6 +238,11 @@ void TuningSession::run(const ProgressCallback& report) {
     next_seq_ = std::max(next_seq_, e.seq + 1);
   }
   progress_ = {};
+  progress_.metric = metric_label(pipeline_.output.metric);
+  for (double t : options_.thresholds) {
+    if (t > 0) progress_.thresholds.push_back(t);
+  }
+  progress_.speedup_at.assign(progress_.thresholds.size(), 0);
   progress_.budget = options_.budget;
   progress_.time_budget_s = options_.time_budget_s;
   auto publish = [&](const std::string& phase) {
@@ -264,8 +264,8 @@ void TuningSession::run(const ProgressCallback& report) {
   auto note = [&](const storage::EvaluationRecord& e) {
     train_ids.insert(e.id);
     if (!e.ok() || progress_.baseline_ms <= 0) return;
-    for (int t = 0; t < 3; ++t) {
-      if (e.error <= kSpeedupThresholds[t]) {
+    for (size_t t = 0; t < progress_.thresholds.size(); ++t) {
+      if (e.error <= progress_.thresholds[t]) {
         progress_.speedup_at[t] =
             std::max(progress_.speedup_at[t], progress_.baseline_ms / e.time_ms);
       }

@@ -38,8 +38,12 @@ struct TuneProgress {
   double per_second = 0;  // measured evaluations per second
   double eta_s = -1;      // -1: unknown
   double baseline_ms = 0;
-  /// The best speedup over the baseline at mean error <= 1, 2 and 5 (0: none yet).
-  double speedup_at[3] = {0, 0, 0};
+  /// The pipeline's error metric as fronts label it ("dE" or "RMSE"), the levels of
+  /// interest above exact (TuneOptions::thresholds without 0), and the best speedup over
+  /// the baseline at mean error <= each (0: none yet).
+  std::string metric = "error";
+  std::vector<double> thresholds;
+  std::vector<double> speedup_at;
   std::string phase;  // "baseline", "search", "test", "done"
 };
 

@@ -58,6 +58,10 @@ enum class ErrorMetric : uint8_t {
   Rmse,  // root mean square error on the output's own scale
 };
 
+/// How fronts, progress lines and `run --compare` label an error of the metric: "dE" or
+/// "RMSE".
+inline const char* metric_label(ErrorMetric m) { return m == ErrorMetric::Lab ? "dE" : "RMSE"; }
+
 struct OutputDecl {
   std::string func;
   /// The extent of each output dimension (all dimensions, starting at 0); the checker

@@ -75,9 +75,14 @@ proto::RunProgress to_message(int64_t run_id, const search::TuneProgress& p) {
   m.set_measured(p.measured);
   m.set_failures(p.failures);
   m.set_evaluations_per_second(p.per_second);
-  m.set_best_speedup_de1(p.speedup_at[0]);
-  m.set_best_speedup_de2(p.speedup_at[1]);
-  m.set_best_speedup_de5(p.speedup_at[2]);
+  for (size_t t = 0; t < p.thresholds.size(); ++t) {
+    m.add_thresholds(p.thresholds[t]);
+    m.add_best_speedups(p.speedup_at[t]);
+  }
+  m.set_metric(p.metric);
+  if (p.speedup_at.size() > 0) m.set_best_speedup_de1(p.speedup_at[0]);
+  if (p.speedup_at.size() > 1) m.set_best_speedup_de2(p.speedup_at[1]);
+  if (p.speedup_at.size() > 2) m.set_best_speedup_de5(p.speedup_at[2]);
   m.set_elapsed_seconds(p.elapsed_s);
   m.set_eta_seconds(p.eta_s);
   return m;
@@ -357,6 +362,14 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
       refuse(grpc::StatusCode::INVALID_ARGUMENT, "population must be in 0..10000");
     }
     if (request.population() > 0) o.population = request.population();
+    if (request.thresholds_size() > 0) {
+      try {
+        o.thresholds = search::with_exact_threshold(
+            std::vector<double>(request.thresholds().begin(), request.thresholds().end()));
+      } catch (const UserError& e) {
+        refuse(grpc::StatusCode::INVALID_ARGUMENT, e.what());
+      }
+    }
     o.cluster = true;
 
     // The stored copies: the run's options name them, so a restarted coordinator finds

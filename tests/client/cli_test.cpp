@@ -273,6 +273,37 @@ TEST_F(Cli, RunCompareReportsZeroErrorAgainstItself) {
       << second.output;
 }
 
+// run --compare reported a float output's RMSE in 16-bit PNG units (2667.6) where tune and
+// front report it in the output's units (0.0407): the same units now, labelled. Here the
+// outputs differ by exactly k = 0.25 - 0.125 of the input, so the RMSE is computed in the
+// test from the photo and compared in [0, 1] units.
+TEST_F(Cli, RunCompareUsesTheOutputsUnits) {
+  std::string f = write("scale.stp",
+                        "pipeline scale\ninput in : f32[x, y, c]\nparam k : f32 = 0.5\n"
+                        "func out(x, y, c) = in(x, y, c) * k\noutput out metric rmse\n");
+  std::string photo = source("datasets/fixtures/natural-low-64x48.png");
+  ASSERT_EQ(run("run " + f + " -i in=" + photo + " -p k=0.25 -o " + path("a.png")).exit_code, 0);
+  Result r = run("run " + f + " -i in=" + photo + " -p k=0.125 -o " + path("b.png") +
+                 " --compare " + path("a.png"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("(the pipeline's metric: RMSE; output units, 0 to 1): "),
+            std::string::npos)
+      << r.output;
+  const stipple::Buffer in = stipple::read_image(photo);
+  double sum = 0;
+  for (int64_t i = 0; i < in.element_count(); ++i) {
+    auto png = [&](float k) {  // what the PNG holds, back in [0, 1]
+      return std::round(double(float(in.get_flat(i) / 255.0) * k) * 65535.0) / 65535.0;
+    };
+    sum += (png(0.125f) - png(0.25f)) * (png(0.125f) - png(0.25f));
+  }
+  const double want = std::sqrt(sum / double(in.element_count()));
+  const size_t at = r.output.find("rmse ");
+  ASSERT_NE(at, std::string::npos);
+  EXPECT_NEAR(std::stod(r.output.substr(at + 5)), want, 1e-5) << r.output;
+  EXPECT_LT(want, 1.0);  // not 16-bit units
+}
+
 TEST_F(Cli, BadRunInputsExitTwoWithAReason) {
   std::string blur = source("datasets/pipelines/two_pass_blur.stp");
   std::string photo = source("datasets/fixtures/natural-low-64x48.png");

@@ -116,6 +116,35 @@ TEST_F(TuneCli, TunePrintsTheFrontAndEveryCommandReadsTheRun) {
   EXPECT_EQ(cxx.exit_code, 0) << cxx.output;
 }
 
+// The error levels are the user's (--thresholds) and labelled with the pipeline's metric
+// (the progress line said "dE<=1, <=2, <=5" whatever the metric); the run keeps them.
+TEST_F(TuneCli, ThresholdsAreSettableAndLabelledByTheMetric) {
+  Result r = run("tune " + job("--budget 3 --population 2 --strategy hill --thresholds 3,0.5"));
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("best speedup at dE<=0.5 "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(", <=3 "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("<=5"), std::string::npos) << r.output;
+  auto db = stipple::storage::Database::open(path("t.db"));
+  const nlohmann::json options = nlohmann::json::parse(db->find_run(1)->options_json);
+  EXPECT_EQ(options["thresholds"], nlohmann::json({0.0, 0.5, 3.0}));
+
+  // An RMSE pipeline's levels are RMSE levels.
+  write("gray.stp",
+        "pipeline gray\ninput in : f32[x, y, c]\n"
+        "func out(x, y) = (in(x, y, 0) + in(x, y, 1) + in(x, y, 2)) / 3.0\noutput out\n");
+  Result rmse = run("tune " + path("gray.stp") + " --images " +
+                    source("datasets/fixtures/natural-high-64x48.png") + " --test-images " +
+                    source("datasets/fixtures/man-made-low-64x48.png") + " --db " + path("g.db") +
+                    " --runs 1 --budget 2 --thresholds 0.01");
+  ASSERT_EQ(rmse.exit_code, 0) << rmse.output;
+  EXPECT_NE(rmse.output.find("best speedup at RMSE<=0.01 "), std::string::npos) << rmse.output;
+
+  for (const char* bad : {"0", "-1", "1,1", "x"}) {
+    Result b = run("tune " + job(std::string("--budget 2 --thresholds ") + bad));
+    EXPECT_EQ(b.exit_code, 2) << bad << "\n" << b.output;
+  }
+}
+
 TEST_F(TuneCli, BadInputExitsTwoWithAReason) {
   Result r = run("tune " + path("missing.stp") + " --db " + path("t.db"));
   EXPECT_EQ(r.exit_code, 2) << r.output;
