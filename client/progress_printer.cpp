@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <iostream>
 
@@ -43,8 +44,9 @@ void ProgressPrinter::operator()(const search::TuneProgress& p) {
   if (!terminal_ && !last && now - last_line_ < std::chrono::seconds(5)) return;
   last_line_ = now;
   char buf[320];
-  // With a time budget the evaluation budget is unbounded: show the count alone.
-  const std::string budget = p.time_budget_s > 0 ? std::string() : "/" + std::to_string(p.budget);
+  // With --time alone the evaluation budget is unbounded: show the count alone.
+  const std::string budget =
+      p.budget >= INT64_MAX / 2 ? std::string() : "/" + std::to_string(p.budget);
   // "dE<=1 1.20x, <=2 1.50x, <=5 -": each level of interest in the pipeline's metric.
   std::string levels;
   for (size_t t = 0; t < p.thresholds.size() && t < p.speedup_at.size(); ++t) {

@@ -1,5 +1,6 @@
 // `stipple runs [--db PATH] [--delete RUN]`: the tuning runs in a database, newest first
 // (a run whose process is gone shows as interrupted), or remove one.
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -48,7 +49,8 @@ CommandRunner add_runs_command(CLI::App& app) {
     std::cout << line;
     for (const storage::RunRecord& r : runs) {
       std::string evals = std::to_string(r.evaluations);
-      if (r.budget_seconds <= 0) evals += "/" + std::to_string(r.budget_evaluations);
+      // A run with --time alone has no evaluation budget to show.
+      if (r.budget_evaluations < INT64_MAX / 2) evals += "/" + std::to_string(r.budget_evaluations);
       std::snprintf(line, sizeof line, "%5lld  %-20s %-10s %-10s %13s  %-20s  %s\n",
                     static_cast<long long>(r.id), r.pipeline_name.c_str(), r.strategy.c_str(),
                     storage::run_state_label(r).c_str(), evals.c_str(), r.created_at.c_str(),

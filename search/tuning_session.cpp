@@ -256,7 +256,11 @@ void TuningSession::run(const ProgressCallback& report) {
                                 progress_.per_second
                           : -1;
     if (options_.time_budget_s > 0) {
-      progress_.eta_s = std::max(0.0, options_.time_budget_s - progress_.elapsed_s);
+      // Both limits may hold (tune's default): the one that comes first.
+      const double time_left = std::max(0.0, options_.time_budget_s - progress_.elapsed_s);
+      progress_.eta_s = progress_.eta_s >= 0 && options_.budget < INT64_MAX / 2
+                            ? std::min(progress_.eta_s, time_left)
+                            : time_left;
     }
     if (phase == "test" || phase == "done") progress_.eta_s = 0;  // the search has ended
     if (report) report(progress_);
