@@ -35,8 +35,12 @@ Interval fit(Type t, Interval iv) {
     }
     return {std::floor(iv.min), std::ceil(iv.max), false};
   }
-  return {widen_float_end(lower(iv.min), false), widen_float_end(upper(iv.max), true),
-          iv.may_be_nan};
+  // An end past the type's largest finite value may round to infinity (f32 products of
+  // large values overflow where the real result does not).
+  double finite = t.element_of() == Float32() ? std::numeric_limits<float>::max()
+                                              : std::numeric_limits<double>::max();
+  double lo = widen_float_end(lower(iv.min), false), hi = widen_float_end(upper(iv.max), true);
+  return {lo < -finite ? -kInf : lo, hi > finite ? kInf : hi, iv.may_be_nan};
 }
 
 /// `fit` for an operation whose real result is a value of a float type t: no widening.

@@ -43,6 +43,15 @@ void expect_contains(const Expr& e) {
   }
 }
 
+TEST(Interval, FloatEndsPastTheLargestFiniteValueAreInfinite) {
+  // The f32 product is infinite; in real numbers it is 1e60, which is no f32.
+  expect_contains(f32(1e30) * f32(1e30));
+  expect_contains(f32(-1e30) * f32(1e30) - f32(1));
+  expect_contains(f64(1e300) * f64(1e300));
+  EXPECT_EQ(of(f32(3e38) + f32(3e38)).max, std::numeric_limits<double>::infinity());
+  EXPECT_LT(of(f32(1e38) + f32(1e38)).max, 2.1e38);
+}
+
 TEST(Interval, IntegerArithmeticThatMayWrapTakesTheTypesRange) {
   IntervalScope scope{{"x", {0, 200}}};
   Interval r = of(cast(UInt8(), var("x")) + u8(100), scope);
