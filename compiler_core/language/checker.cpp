@@ -199,7 +199,9 @@ Boundedness boundedness(const Expr& e, LetBounds& lets) {
 
 class Checker {
  public:
-  Checker(const SourceText& source, const AstProgram& program) : src_(source), ast_(program) {}
+  Checker(const SourceText& source, const AstProgram& program,
+          std::vector<CompileWarning>* warnings)
+      : src_(source), ast_(program), warnings_(warnings) {}
 
   Pipeline run() {
     result_.name = ast_.name;
@@ -216,6 +218,7 @@ class Checker {
     }
     for (const AstFunc& f : ast_.funcs) result_.funcs.push_back(std::move(checked[f.name]));
     check_output();
+    warn_unused_funcs();
     return std::move(result_);
   }
 
@@ -346,7 +349,7 @@ class Checker {
   /// Callees first (Kahn's algorithm, ties in definition order); a cycle is an error that
   /// names the whole cycle at the call that closes it.
   std::vector<const AstFunc*> order_funcs() {
-    std::map<std::string, std::vector<std::pair<std::string, SourceLoc>>> calls;
+    std::map<std::string, std::vector<std::pair<std::string, SourceLoc>>>& calls = calls_;
     for (const AstFunc& f : ast_.funcs) {
       auto& c = calls[f.name];
       std::vector<std::pair<std::string, SourceLoc>> pure;
@@ -1159,9 +1162,34 @@ class Checker {
     result_.output = std::move(out);
   }
 
+  // Warnings ------------------------------------------------------------------------------
+  /// A func that the output does not reach through calls (from pure definitions or
+  /// updates) is computed by no schedule: most likely a mistake, but not an error.
+  void warn_unused_funcs() {
+    if (!warnings_) return;
+    std::set<std::string> used = {ast_.output->func};
+    std::vector<std::string> todo = {ast_.output->func};
+    while (!todo.empty()) {
+      std::string f = todo.back();
+      todo.pop_back();
+      for (const auto& [callee, loc] : calls_[f]) {
+        if (used.insert(callee).second) todo.push_back(callee);
+      }
+    }
+    for (const AstFunc& f : ast_.funcs) {
+      if (!used.count(f.name)) {
+        warnings_->push_back(
+            src_.warning(f.loc, "func '" + f.name + "' is never used by the output"));
+      }
+    }
+  }
+
   const SourceText& src_;
   const AstProgram& ast_;
+  std::vector<CompileWarning>* warnings_;
   Pipeline result_;
+  /// Each func's calls to other funcs (pure definition and updates), from order_funcs.
+  std::map<std::string, std::vector<std::pair<std::string, SourceLoc>>> calls_;
   std::map<std::string, Declared> declared_;
   std::map<std::string, const AstFunc*> funcs_;
   std::map<std::string, const AstInput*> inputs_;
@@ -1172,8 +1200,9 @@ class Checker {
 
 }  // namespace
 
-Pipeline check_program(const SourceText& source, const AstProgram& program) {
-  return Checker(source, program).run();
+Pipeline check_program(const SourceText& source, const AstProgram& program,
+                       std::vector<CompileWarning>* warnings) {
+  return Checker(source, program, warnings).run();
 }
 
 }  // namespace stipple

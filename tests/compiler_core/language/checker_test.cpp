@@ -257,5 +257,42 @@ TEST(Checker, NewIntrinsicsTypesAndLiterals) {
       "input in : f32[x, y]\n");
 }
 
+TEST(Checker, UnusedFuncsAreWarnedAboutAtTheirName) {
+  const std::string program =
+      "pipeline blur\n"
+      "input in : f32[x, y]\n"
+      "func used(x, y) = in(x, y) * 2.0\n"
+      "func tmp(x, y) = in(x, y) + 1.0\n"
+      "func only_by_tmp(x) = 1.0\n"
+      "func by_update(x) = f32(x)\n"
+      "func out(x, y) = used(x, y)\n"
+      "out(x, 0) += by_update(x) for x in in\n"
+      "func tmp2(x, y) = tmp(x, y) + only_by_tmp(x)\n"
+      "output out\n";
+  std::vector<CompileWarning> warnings;
+  Pipeline p = compile_pipeline(program, "blur.stp", &warnings);
+  EXPECT_EQ(p.funcs.size(), 6u);  // a warning, not an error: every func is still there
+  ASSERT_EQ(warnings.size(), 3u);
+  EXPECT_EQ(warnings[0].formatted,
+            "blur.stp:4:6: warning: func 'tmp' is never used by the output\n"
+            "  func tmp(x, y) = in(x, y) + 1.0\n"
+            "       ^");
+  EXPECT_EQ(warnings[0].file, "blur.stp");
+  EXPECT_EQ(warnings[0].line, 4);
+  EXPECT_EQ(warnings[0].col, 6);
+  EXPECT_EQ(warnings[0].message, "func 'tmp' is never used by the output");
+  EXPECT_EQ(warnings[1].message, "func 'only_by_tmp' is never used by the output");
+  EXPECT_EQ(warnings[1].line, 5);
+  EXPECT_EQ(warnings[2].message, "func 'tmp2' is never used by the output");
+  EXPECT_EQ(warnings[2].line, 9);
+  // Callers that do not ask for warnings get the same pipeline.
+  EXPECT_EQ(compile_pipeline(program, "blur.stp").funcs.size(), 6u);
+  // A program whose funcs all reach the output has none.
+  warnings.clear();
+  compile_pipeline("pipeline p\ninput in : f32[x]\nfunc a(x) = in(x)\nfunc b(x) = a(x)\noutput b\n",
+                   "ok.stp", &warnings);
+  EXPECT_TRUE(warnings.empty());
+}
+
 }  // namespace
 }  // namespace stipple
