@@ -116,6 +116,10 @@ TEST(Intrinsics, LetsMatchTheEvaluatorBitForBit) {
       "let s = f64(a(x, y)) in let u = s * s - f64(b(x, y)) in f32(u / (s + f64(0.5)))",
       "let big = a(x, y) > b(x, y) in select(big, a(x, y), c(x, y))",
       "sum(i in -2..2 : let w = f32(i * i) in a(x + i, y) * w)",
+      // The inner reduction depends on a let of the outer one's body: not hoistable; the
+      // one over b is, and is hoisted out of the let.
+      "sum(j in 0..2 : let t = a(x + j, y) in sum(i in 0..3 : f32(i) * t) + "
+      "sum(i in 0..1 : b(x + i, y)))",
       "(let t = a(x, y) in t * 0.5) + (let t = b(x, y) in t - 1.0)",
       // An index through a let: a shifted read of a func realised on its own.
       "let i = x - 1 in g(i, y) + g(clamp(i + 2, 0, 36), y)",
