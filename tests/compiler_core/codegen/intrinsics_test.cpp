@@ -123,6 +123,9 @@ TEST(Intrinsics, LetsMatchTheEvaluatorBitForBit) {
       "(let t = a(x, y) in t * 0.5) + (let t = b(x, y) in t - 1.0)",
       // An index through a let: a shifted read of a func realised on its own.
       "let i = x - 1 in g(i, y) + g(clamp(i + 2, 0, 36), y)",
+      // Indices bounded only by the ranges of tanh ([-1, 1]) and atan2 ([-pi, pi]): the
+      // lowering's and the evaluator's bounds of g come from those rules.
+      "g(i32(tanh(a(x, y)) * 4.0) + 4, y) + g(i32(atan2(a(x, y), b(x, y))) + 4, y)",
   };
   for (const std::string& body : bodies) {
     std::string src = program(body);
