@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/load_pipeline.h"
 #include "compiler_core/codegen/cuda_target.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
@@ -63,7 +64,7 @@ CommandRunner add_check_command(CLI::App& app) {
       ->check(CLI::IsMember(compile_target_names()))
       ->capture_default_str();
   return [path, schedule, target]() {
-    Pipeline p = load_pipeline_file(*path);
+    Pipeline p = load_pipeline_reporting(*path);
     print_pipeline(p, *path);
     const ScheduleTarget for_target =
         codegen::is_cuda_target(*target) ? ScheduleTarget::Gpu : ScheduleTarget::Cpu;

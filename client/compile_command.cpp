@@ -12,6 +12,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/load_pipeline.h"
 #include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
 #include "compiler_core/codegen/backend.h"
@@ -75,7 +76,7 @@ int run_compile(const CompileOptions& opt) {
                                  ? "NVIDIA GPU, " + codegen::cuda_arch(opt.target)
                                  : codegen::describe_target(opt.target);
 
-  Pipeline p = load_pipeline_file(opt.pipeline);
+  Pipeline p = load_pipeline_reporting(opt.pipeline);
   const ScheduleTarget for_target =
       codegen::is_cuda_target(opt.target) ? ScheduleTarget::Gpu : ScheduleTarget::Cpu;
   Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p, for_target);

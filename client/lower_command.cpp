@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/load_pipeline.h"
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
@@ -23,7 +24,7 @@ struct LowerOptions {
 };
 
 int run_lower(const LowerOptions& opt) {
-  Pipeline p = load_pipeline_file(opt.pipeline);
+  Pipeline p = load_pipeline_reporting(opt.pipeline);
   Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p);
   if (opt.dump_passes) {
     // The last pass's loop nest is the lowered one: nothing else to print without --llvm.

@@ -14,6 +14,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/load_pipeline.h"
 #include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
@@ -82,7 +83,7 @@ int run(const RunOptions& opt) {
     throw UserError("--output '" + opt.output +
                     "': the output is written as a PNG; give a name ending in .png");
   }
-  Pipeline p = load_pipeline_file(opt.pipeline);
+  Pipeline p = load_pipeline_reporting(opt.pipeline);
   InputImages inputs;
   for (const std::string& spec : opt.inputs) {
     auto [name, path] = split_assignment(spec, "--input");

@@ -20,6 +20,7 @@
 
 #include "client/commands.h"
 #include "client/front_table.h"
+#include "client/load_pipeline.h"
 #include "client/open_database.h"
 #include "client/photo_args.h"
 #include "client/progress_printer.h"
@@ -119,7 +120,7 @@ int run_tune(TuneCliOptions opt) {
   to.remeasure = opt.remeasure;
 
   const std::string source = read_text_file(to.pipeline_file, "pipeline");
-  Pipeline p = compile_pipeline(source, to.pipeline_file);
+  Pipeline p = compile_pipeline_reporting(source, to.pipeline_file);
   // Everything a run is made of is checked before the run is created: a bad baseline
   // must not leave a run behind that no one can continue.
   if (!to.baseline_schedule.empty()) load_schedule_file(to.baseline_schedule, p);

@@ -72,6 +72,7 @@ proto::VarKind encode(VarKind k) {
   switch (k) {
     case VarKind::Pure: return proto::VAR_KIND_PURE;
     case VarKind::Reduction: return proto::VAR_KIND_REDUCTION;
+    case VarKind::Let: return proto::VAR_KIND_LET;
   }
   return proto::VAR_KIND_UNSPECIFIED;
 }
@@ -80,6 +81,7 @@ VarKind decode(proto::VarKind k) {
   switch (k) {
     case proto::VAR_KIND_PURE: return VarKind::Pure;
     case proto::VAR_KIND_REDUCTION: return VarKind::Reduction;
+    case proto::VAR_KIND_LET: return VarKind::Let;
     default: fail("unknown variable kind " + std::to_string(static_cast<int>(k)));
   }
 }
@@ -115,6 +117,11 @@ proto::Intrinsic encode(Intrinsic op) {
     case Intrinsic::Pow: return proto::INTRINSIC_POW;
     case Intrinsic::Sin: return proto::INTRINSIC_SIN;
     case Intrinsic::Cos: return proto::INTRINSIC_COS;
+    case Intrinsic::Tan: return proto::INTRINSIC_TAN;
+    case Intrinsic::Atan2: return proto::INTRINSIC_ATAN2;
+    case Intrinsic::Hypot: return proto::INTRINSIC_HYPOT;
+    case Intrinsic::Tanh: return proto::INTRINSIC_TANH;
+    case Intrinsic::Fma: return proto::INTRINSIC_FMA;
   }
   return proto::INTRINSIC_NONE;
 }
@@ -132,6 +139,11 @@ Intrinsic decode(proto::Intrinsic op) {
     case proto::INTRINSIC_POW: return Intrinsic::Pow;
     case proto::INTRINSIC_SIN: return Intrinsic::Sin;
     case proto::INTRINSIC_COS: return Intrinsic::Cos;
+    case proto::INTRINSIC_TAN: return Intrinsic::Tan;
+    case proto::INTRINSIC_ATAN2: return Intrinsic::Atan2;
+    case proto::INTRINSIC_HYPOT: return Intrinsic::Hypot;
+    case proto::INTRINSIC_TANH: return Intrinsic::Tanh;
+    case proto::INTRINSIC_FMA: return Intrinsic::Fma;
     default: fail("unknown intrinsic " + std::to_string(static_cast<int>(op)));
   }
 }
@@ -265,6 +277,7 @@ class Encoder {
         proto::Variable* m = out->mutable_variable();
         m->set_name(e.as<Variable>()->name);
         m->set_kind(encode(e.as<Variable>()->kind));
+        if (e.type() != Int32()) encode_type(e.type(), m->mutable_type());
         return;
       }
       case IRNodeType::Param: {
@@ -477,7 +490,11 @@ class Decoder {
       case K::kVariable: {
         const proto::Variable& m = e.variable();
         if (m.name().empty()) fail("variable without a name");
-        return Variable::make(m.name(), decode(m.kind()));
+        VarKind kind = decode(m.kind());
+        Type t = m.has_type() ? decode_type(true, m.type(), "variable " + m.name()) : Int32();
+        if (kind == VarKind::Let) return Variable::make_typed(t, m.name());
+        if (t != Int32()) fail("variable " + m.name() + " of type " + to_string(t));
+        return Variable::make(m.name(), kind);
       }
       case K::kParam: {
         const proto::Param& m = e.param();
@@ -700,7 +717,7 @@ class Decoder {
       if (op == Intrinsic::None) fail("intrinsic call without an intrinsic");
       const char* name = intrinsic_name(op);
       if (m.name() != name) fail("intrinsic " + std::string(name) + " named " + m.name());
-      size_t arity = op == Intrinsic::Pow ? 2 : 1;
+      size_t arity = intrinsic_arity(op);
       if (args.size() != arity) {
         fail(std::string(name) + " with " + std::to_string(args.size()) + " arguments");
       }
@@ -708,7 +725,9 @@ class Decoder {
       if (op == Intrinsic::Abs ? !at.is_numeric() : !at.is_float()) {
         fail(std::string(name) + " of type " + to_string(at));
       }
-      if (op == Intrinsic::Pow && args[1].type() != at) fail("pow of mismatched types");
+      for (const Expr& a : args) {
+        if (a.type() != at) fail(std::string(name) + " of mismatched types");
+      }
       if (t != at) fail(std::string(name) + " of type " + to_string(t) + " on " + to_string(at));
       return Call::make_intrinsic(op, std::move(args));
     }

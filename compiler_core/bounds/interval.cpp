@@ -35,8 +35,12 @@ Interval fit(Type t, Interval iv) {
     }
     return {std::floor(iv.min), std::ceil(iv.max), false};
   }
-  return {widen_float_end(lower(iv.min), false), widen_float_end(upper(iv.max), true),
-          iv.may_be_nan};
+  // An end past the type's largest finite value may round to infinity (f32 products of
+  // large values overflow where the real result does not).
+  double finite = t.element_of() == Float32() ? std::numeric_limits<float>::max()
+                                              : std::numeric_limits<double>::max();
+  double lo = widen_float_end(lower(iv.min), false), hi = widen_float_end(upper(iv.max), true);
+  return {lo < -finite ? -kInf : lo, hi > finite ? kInf : hi, iv.may_be_nan};
 }
 
 /// `fit` for an operation whose real result is a value of a float type t: no widening.
@@ -125,6 +129,27 @@ Interval intrinsic_interval(const Call* op, IntervalScope& scope, const Interval
     case Intrinsic::Pow: return Interval::everything();
     case Intrinsic::Sin:
     case Intrinsic::Cos: return {-1, 1, nan || has_infinite_end(a)};
+    case Intrinsic::Tan: return Interval::everything();  // poles, and the C library's tan
+    case Intrinsic::Tanh: return {-1, 1, nan};           // tanh(+-inf) is +-1
+    case Intrinsic::Atan2: {
+      // In [-pi, pi]; an f32 result may round past pi, so the ends are widened.
+      Interval x = interval_of(op->args[1], scope, k);
+      if (x.is_empty()) return Interval::nothing();
+      const double pi = 3.14159265358979323846;
+      return {widen_float_end(-pi, false), widen_float_end(pi, true), nan || x.may_be_nan};
+    }
+    case Intrinsic::Hypot: {
+      // max(|a|, |b|) <= hypot(a, b) <= hypot of the largest magnitudes (monotonic in
+      // each magnitude); fit widens the ends for rounding. hypot(inf, NaN) is inf.
+      Interval b = interval_of(op->args[1], scope, k);
+      if (b.is_empty()) return Interval::nothing();
+      Interval aa = abs_interval(a), ab = abs_interval(b);
+      return fit(t, {std::max(aa.min, ab.min), std::hypot(aa.max, ab.max), nan || b.may_be_nan});
+    }
+    case Intrinsic::Fma:
+      // The exact a * b + c lies in the interval of the real product plus c, and one
+      // rounding of it stays within the widened ends of that interval.
+      return interval_of(Add::make(Mul::make(op->args[0], op->args[1]), op->args[2]), scope, k);
     case Intrinsic::None: break;
   }
   STIPPLE_INTERNAL_CHECK(false, "call of intrinsic None");

@@ -87,12 +87,39 @@ llvm::Value* CodeGen::constant_of(Type t, double v) {
 }
 
 llvm::Value* CodeGen::libm(int32_t op, llvm::Value* x, llvm::Value* y) {
-  if (!x->getType()->isVectorTy()) {
+  if (!x->getType()->isVectorTy() && op <= kStipplePow) {
     // Scalars: the LLVM intrinsics, which become the same libm calls.
     static const llvm::Intrinsic::ID ids[] = {llvm::Intrinsic::exp, llvm::Intrinsic::log,
                                               llvm::Intrinsic::sin, llvm::Intrinsic::cos,
                                               llvm::Intrinsic::pow};
     return y ? b_.CreateBinaryIntrinsic(ids[op], x, y) : unary_intrinsic(ids[op], x);
+  }
+  if (!x->getType()->isVectorTy()) {
+    // Scalars without an LLVM 14 intrinsic: a direct call of the C library's function,
+    // marked nobuiltin so that LLVM never folds it itself (it would compute tanf as a
+    // double tan rounded to float, not always the bits tanf gives the evaluator).
+    const bool f64 = x->getType()->isDoubleTy();
+    const char* name = nullptr;
+    switch (op) {
+      case kStippleTan: name = f64 ? "tan" : "tanf"; break;
+      case kStippleAtan2: name = f64 ? "atan2" : "atan2f"; break;
+      case kStippleHypot: name = f64 ? "hypot" : "hypotf"; break;
+      case kStippleTanh: name = f64 ? "tanh" : "tanhf"; break;
+      default: throw_internal_error(__FILE__, __LINE__, "codegen: unknown libm operation");
+    }
+    std::vector<llvm::Type*> params(y ? 2 : 1, x->getType());
+    llvm::FunctionCallee f =
+        module_.getOrInsertFunction(name, llvm::FunctionType::get(x->getType(), params, false));
+    if (auto* fn = llvm::dyn_cast<llvm::Function>(f.getCallee())) {
+      fn->setDoesNotAccessMemory();
+      fn->setDoesNotThrow();
+      fn->setWillReturn();
+    }
+    std::vector<llvm::Value*> args = {x};
+    if (y) args.push_back(y);
+    llvm::CallInst* call = b_.CreateCall(f, args);
+    call->addFnAttr(llvm::Attribute::NoBuiltin);
+    return call;
   }
   // Vectors: one runtime call for all lanes. LLVM would scalarise the intrinsic into a
   // call per lane, each spilling every live vector register around it: slower code and
@@ -707,6 +734,24 @@ llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
       llvm::Value* y = emit(op->args[1]);
       unify(x, y);
       return libm(kStipplePow, x, y);
+    }
+    case Intrinsic::Tan: return libm(kStippleTan, x, nullptr);
+    case Intrinsic::Tanh: return libm(kStippleTanh, x, nullptr);
+    case Intrinsic::Atan2:
+    case Intrinsic::Hypot: {
+      llvm::Value* y = emit(op->args[1]);
+      unify(x, y);
+      return libm(op->intrinsic == Intrinsic::Atan2 ? kStippleAtan2 : kStippleHypot, x, y);
+    }
+    case Intrinsic::Fma: {
+      // llvm.fma is always fused (one rounding), unlike llvm.fmuladd; without FMA
+      // hardware it becomes the C library's fma/fmaf, which is exact too.
+      llvm::Value* y = emit(op->args[1]);
+      llvm::Value* z = emit(op->args[2]);
+      unify(x, y);
+      unify(x, z);
+      unify(y, z);
+      return b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
     }
     case Intrinsic::None: break;
   }

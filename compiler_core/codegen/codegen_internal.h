@@ -192,7 +192,8 @@ class CodeGen {
   std::vector<llvm::Value*> emit_folds(const std::vector<const Reduce*>& group);
   llvm::Value* constant_of(Type t, double v);
   llvm::Value* unary_intrinsic(llvm::Intrinsic::ID id, llvm::Value* v);
-  /// exp/log/sin/cos/pow (a StippleLibmOp; y only for pow) of scalars or of all lanes.
+  /// A C library function (a StippleLibmOp; y only for pow, atan2 and hypot) of scalars
+  /// or of all lanes.
   llvm::Value* libm(int32_t op, llvm::Value* x, llvm::Value* y);
   /// Runs `per_point()` over the domain of a group of reductions (the same for all, each
   /// with its own variable names, all bound at every point), first variable innermost.

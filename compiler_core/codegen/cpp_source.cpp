@@ -1825,6 +1825,22 @@ CppGen::Value CppGen::emit_intrinsic(const Call* op) {
       const std::string y = unwrapped(expr(op->args[1]).text);
       return {"std::pow(" + x + ", " + y + ")", false};
     }
+    case Intrinsic::Tan: return {"std::tan(" + x + ")", false};
+    case Intrinsic::Tanh: return {"std::tanh(" + x + ")", false};
+    case Intrinsic::Atan2: {
+      const std::string y = unwrapped(expr(op->args[1]).text);
+      return {"std::atan2(" + x + ", " + y + ")", false};
+    }
+    case Intrinsic::Hypot: {
+      const std::string y = unwrapped(expr(op->args[1]).text);
+      return {"std::hypot(" + x + ", " + y + ")", false};
+    }
+    // Fused, one rounding, whatever the compiler's -ffp-contract.
+    case Intrinsic::Fma: {
+      const std::string y = unwrapped(expr(op->args[1]).text);
+      const std::string z = unwrapped(expr(op->args[2]).text);
+      return {"std::fma(" + x + ", " + y + ", " + z + ")", false};
+    }
     case Intrinsic::None: break;
   }
   throw_internal_error(__FILE__, __LINE__, "cpp_source: intrinsic call without an intrinsic");

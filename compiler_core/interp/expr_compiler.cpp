@@ -28,6 +28,11 @@ Op intrinsic_op(Intrinsic i) {
     case Intrinsic::Pow: return Op::Pow;
     case Intrinsic::Sin: return Op::Sin;
     case Intrinsic::Cos: return Op::Cos;
+    case Intrinsic::Tan: return Op::Tan;
+    case Intrinsic::Atan2: return Op::Atan2;
+    case Intrinsic::Hypot: return Op::Hypot;
+    case Intrinsic::Tanh: return Op::Tanh;
+    case Intrinsic::Fma: return Op::Fma;
     case Intrinsic::None: break;
   }
   STIPPLE_INTERNAL_CHECK(false, "intrinsic None");
@@ -172,6 +177,7 @@ int32_t ExprCompiler::compile_call(const Call* op) {
     n.operand = op->args[0].type().code;
     n.a = compile(op->args[0]);
     if (op->args.size() > 1) n.b = compile(op->args[1]);
+    if (op->args.size() > 2) n.c = compile(op->args[2]);
     return fold(add(n));
   }
   Load l = resolve_load(op);

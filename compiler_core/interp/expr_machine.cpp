@@ -172,6 +172,28 @@ Value Machine::eval(int32_t i) {
       if (is_f32(t)) return f32_value(std::pow(x.f, y.f));
       return f64_value(std::pow(x.d, y.d));
     }
+    case Op::Tan:
+      return float_unary(
+          t, eval(n.a), [](float v) { return std::tan(v); }, [](double v) { return std::tan(v); });
+    case Op::Tanh:
+      return float_unary(
+          t, eval(n.a), [](float v) { return std::tanh(v); },
+          [](double v) { return std::tanh(v); });
+    case Op::Atan2: {
+      Value y = eval(n.a), x = eval(n.b);
+      if (is_f32(t)) return f32_value(std::atan2(y.f, x.f));
+      return f64_value(std::atan2(y.d, x.d));
+    }
+    case Op::Hypot: {
+      Value x = eval(n.a), y = eval(n.b);
+      if (is_f32(t)) return f32_value(std::hypot(x.f, y.f));
+      return f64_value(std::hypot(x.d, y.d));
+    }
+    case Op::Fma: {  // one rounding: std::fma, never a * b + c
+      Value a = eval(n.a), b = eval(n.b), c = eval(n.c);
+      if (is_f32(t)) return f32_value(std::fma(a.f, b.f, c.f));
+      return f64_value(std::fma(a.d, b.d, c.d));
+    }
     case Op::LoadFunc: return load_func(n);
     case Op::LoadInput: return load_input(n);
     case Op::Reduce: return reduce(n);

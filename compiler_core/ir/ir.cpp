@@ -122,6 +122,7 @@ Expr Cast::make(Type t, Expr value) {
 
 Expr Variable::make(const std::string& name, VarKind kind) {
   STIPPLE_INTERNAL_CHECK(!name.empty(), "Variable without a name");
+  STIPPLE_INTERNAL_CHECK(kind != VarKind::Let, "a Let's variable is made by make_typed");
   Variable* n = new Variable(Int32());
   n->name = name;
   n->kind = kind;
@@ -132,6 +133,7 @@ Expr Variable::make_typed(Type t, const std::string& name) {
   STIPPLE_INTERNAL_CHECK(!name.empty(), "Variable without a name");
   Variable* n = new Variable(t);
   n->name = name;
+  n->kind = VarKind::Let;
   return n;
 }
 
@@ -202,8 +204,35 @@ const char* intrinsic_name(Intrinsic op) {
     case Intrinsic::Pow: return "pow";
     case Intrinsic::Sin: return "sin";
     case Intrinsic::Cos: return "cos";
+    case Intrinsic::Tan: return "tan";
+    case Intrinsic::Atan2: return "atan2";
+    case Intrinsic::Hypot: return "hypot";
+    case Intrinsic::Tanh: return "tanh";
+    case Intrinsic::Fma: return "fma";
   }
   return "?";
+}
+
+size_t intrinsic_arity(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::None: return 0;
+    case Intrinsic::Pow:
+    case Intrinsic::Atan2:
+    case Intrinsic::Hypot: return 2;
+    case Intrinsic::Fma: return 3;
+    case Intrinsic::Abs:
+    case Intrinsic::Floor:
+    case Intrinsic::Ceil:
+    case Intrinsic::Round:
+    case Intrinsic::Sqrt:
+    case Intrinsic::Exp:
+    case Intrinsic::Log:
+    case Intrinsic::Sin:
+    case Intrinsic::Cos:
+    case Intrinsic::Tan:
+    case Intrinsic::Tanh: break;
+  }
+  return 1;
 }
 
 Expr Call::make(Type t, const std::string& name, std::vector<Expr> args, CallType call_type) {
@@ -224,8 +253,7 @@ Expr Call::make(Type t, const std::string& name, std::vector<Expr> args, CallTyp
 
 Expr Call::make_intrinsic(Intrinsic op, std::vector<Expr> args) {
   STIPPLE_INTERNAL_CHECK(op != Intrinsic::None, "intrinsic None");
-  size_t arity = op == Intrinsic::Pow ? 2 : 1;
-  STIPPLE_INTERNAL_CHECK(args.size() == arity,
+  STIPPLE_INTERNAL_CHECK(args.size() == intrinsic_arity(op),
                          std::string("wrong arity for ") + intrinsic_name(op));
   for (const Expr& a : args) check_defined(a, intrinsic_name(op));
   Type t = args[0].type();
@@ -235,8 +263,8 @@ Expr Call::make_intrinsic(Intrinsic op, std::vector<Expr> args) {
     STIPPLE_INTERNAL_CHECK(t.is_float(),
                            std::string(intrinsic_name(op)) + " of non-float " + to_string(t));
   }
-  if (op == Intrinsic::Pow) {
-    STIPPLE_INTERNAL_CHECK(args[1].type() == t, "pow of mismatched types");
+  for (const Expr& a : args) {
+    STIPPLE_INTERNAL_CHECK(a.type() == t, std::string(intrinsic_name(op)) + " of mismatched types");
   }
   Call* n = new Call(t);
   n->name = intrinsic_name(op);

@@ -5,13 +5,15 @@
 // - Integer `/` rounds towards negative infinity and `%` is Euclidean (the result is
 //   never negative); for integers x / 0 == 0 and x % 0 == 0, so no program can trap.
 // - Float arithmetic is IEEE in the operand type: f32 is computed in single precision,
-//   without fused multiply-adds; float `%` is a - b * floor(a / b) (NaN for b == 0); float
-//   min/max are select(a < b, a, b) and select(a > b, a, b), as in Halide.
+//   without fused multiply-adds (only the `fma` intrinsic fuses, always); float `%` is
+//   a - b * floor(a / b) (NaN for b == 0); float min/max are select(a < b, a, b) and
+//   select(a > b, a, b), as in Halide.
 // - Casts between integer types wrap; float to integer truncates towards zero and
 //   saturates to the target's range, NaN becoming 0 (LLVM's fptosi.sat); integer to float
 //   rounds to nearest.
 // - `round` rounds half to even; `floor`, `ceil`, `round` keep the float type.
-// - Select evaluates only the chosen branch; `&&` and `||` short-circuit.
+// - Select evaluates only the chosen branch; `&&` and `||` short-circuit. A Let computes
+//   its value once, before its body.
 // - Reductions iterate their variables with the first one innermost; `median` of n
 //   values is the element at index (n-1)/2 after sorting (the lower median) by a total
 //   order: IEEE 754 totalOrder, -NaN first and +NaN last (runtime/median_order.h);
@@ -24,6 +26,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <utility>
@@ -201,19 +204,21 @@ struct Cast : ExprNode<Cast> {
   static Expr make(Type t, Expr value);
 };
 
-enum class VarKind : uint8_t { Pure, Reduction };
+/// Pure: a func's variable (x, y, c); Reduction: bound by a Reduce node or an update
+/// definition's domain; Let: bound by a Let node (`let t = ... in ...` in the language,
+/// and the lowering's own Lets).
+enum class VarKind : uint8_t { Pure, Reduction, Let };
 
-/// A pure variable of a func (x, y, c) or a reduction variable bound by a Reduce node or
-/// by an update definition's reduction domain: i32 (and the lowering's hoisted values,
-/// make_typed).
+/// A variable. Pure and reduction variables are i32; a Let-bound one has the type of
+/// the Let's value (make_typed).
 struct Variable : ExprNode<Variable> {
   static constexpr IRNodeType kNodeType = IRNodeType::Variable;
   using ExprNode::ExprNode;
   std::string name;
   VarKind kind = VarKind::Pure;
+  /// An i32 pure or reduction variable (the lowering's loop variables are Pure too).
   static Expr make(const std::string& name, VarKind kind = VarKind::Pure);
-  /// A variable of another type than i32: only lowering makes these, for values it binds
-  /// with a Let (hoist_invariant_reductions.h).
+  /// A use of the variable a Let binds, of the type of the Let's value: VarKind::Let.
   static Expr make_typed(Type t, const std::string& name);
 };
 
@@ -338,9 +343,32 @@ struct Select : ExprNode<Select> {
 enum class CallType : uint8_t { Func, Input, Intrinsic };
 
 /// Math intrinsics. Abs keeps the operand type (and wraps for i32 min); the rest take
-/// and return floats.
-enum class Intrinsic : uint8_t { None, Abs, Floor, Ceil, Round, Sqrt, Exp, Log, Pow, Sin, Cos };
+/// and return floats, all operands of one type. Pow, Atan2 (atan2(y, x)) and Hypot take
+/// two operands, Fma (fma(a, b, c) = a * b + c rounded once) three, the rest one. Exp
+/// in f32 is Stipple's own function (runtime/exp_f32.h); Log, Pow, Sin, Cos, Tan, Atan2,
+/// Hypot, Tanh and f64 Exp are the C library's (logf, log, ...), called by the evaluator
+/// and by generated code alike; Fma is exact (std::fma), the rest are IEEE operations.
+enum class Intrinsic : uint8_t {
+  None,
+  Abs,
+  Floor,
+  Ceil,
+  Round,
+  Sqrt,
+  Exp,
+  Log,
+  Pow,
+  Sin,
+  Cos,
+  Tan,
+  Atan2,
+  Hypot,
+  Tanh,
+  Fma,
+};
 const char* intrinsic_name(Intrinsic op);
+/// The number of operands of an intrinsic (0 for None).
+size_t intrinsic_arity(Intrinsic op);
 
 /// A call to a func (value at a point), to an input image (a pixel, with the input's
 /// boundary condition applied), or to a math intrinsic.
@@ -376,6 +404,8 @@ struct Reduce : ExprNode<Reduce> {
   static Expr make(ReduceOp op, std::vector<ReductionVariable> domain, Expr body);
 };
 
+/// `let name = value in body`: body with `name` (Variables of kind Let, of value's type)
+/// bound to value, which is computed once, before body. The type is body's type.
 struct Let : ExprNode<Let> {
   static constexpr IRNodeType kNodeType = IRNodeType::Let;
   using ExprNode::ExprNode;

@@ -36,7 +36,8 @@ std::string format_float_literal(double value, bool as_f32) {
 
 namespace {
 
-// Precedence, loosest first, as in LANGUAGE.md; Let has no .stp syntax and binds loosest.
+// Precedence, loosest first, as in LANGUAGE.md; `let ... in body` binds loosest (its body
+// reaches as far as the expression goes), so an operand that is a Let is parenthesised.
 enum Prec : int {
   kLet = 0,
   kOr = 1,
@@ -111,8 +112,10 @@ class ExprPrinter {
       }
       case IRNodeType::Reduce: return reduce(e.as<Reduce>());
       case IRNodeType::Let: {
+        // The value is parenthesised when it is a Let itself, for the reader's sake.
         const Let* op = e.as<Let>();
-        return {"let " + op->name + " = " + full(op->value) + " in " + full(op->body), kLet};
+        return {"let " + op->name + " = " + at_least(op->value, kOr) + " in " + full(op->body),
+                kLet};
       }
 #define IR_STMT_CASE(N) case IRNodeType::N:
         IR_STMT_NODES(IR_STMT_CASE)
@@ -122,10 +125,10 @@ class ExprPrinter {
     return {"<?>"};
   }
 
-  /// The whole expression, for a position that needs no parentheses (inside a call).
+  /// The whole expression, for a position that needs no parentheses: one that a ',', ')',
+  /// ':', '..', the end of a declaration or `in` follows (a Let's body stops there too).
   std::string full(const Expr& e, std::optional<Type> literal_type = std::nullopt) {
-    Printed p = print(e, literal_type);
-    return p.prec == kLet ? "(" + p.text + ")" : p.text;
+    return print(e, literal_type).text;
   }
 
   /// `e` parenthesised unless it binds at least as tightly as `min_prec`.

@@ -2,9 +2,9 @@
 //
 // Expressions print in .stp syntax with the fewest parentheses that keep the meaning, and
 // a Pipeline prints as a .stp program that compiles back to an equal Pipeline (see
-// tests/proto/benchmark_roundtrip_test.cpp). A few nodes have no .stp spelling and print in
-// a readable but unparseable form: Let (`let x = v in body`), InputExtent of dimension 3
-// (`in.dim3`), Bool constants (`true`, `false`), casts to bool (`bool(e)`), non-finite
+// tests/proto/benchmark_roundtrip_test.cpp); a Let prints as `let x = v in body`. A few
+// nodes have no .stp spelling and print in a readable but unparseable form: InputExtent of
+// dimension 3 (`in.dim3`), Bool constants (`true`, `false`), casts to bool (`bool(e)`), non-finite
 // floats (`inf`, `nan`) and vector types (`f32x8(e)`). None of them comes from the checker.
 //
 // Statements print as an indented loop nest for debugging schedules:

@@ -32,12 +32,14 @@ enum class AstKind : uint8_t {
   Unary,      // op args[0]
   Binary,     // args[0] op args[1]
   Reduction,  // name(ranges : args[0])
+  Let,        // let name = args[0] in args[1]; loc is the `let`, name_loc the name's
 };
 
 struct AstExpr {
   AstKind kind;
   SourceLoc loc;
-  std::string name;               // Name, Call, Field, Reduction
+  std::string name;               // Name, Call, Field, Reduction, Let
+  SourceLoc name_loc;             // Let
   std::string field;              // Field
   TokenKind op = TokenKind::End;  // Unary, Binary
   int64_t int_value = 0;

@@ -14,11 +14,11 @@ namespace {
 
 const std::set<std::string>& reserved_names() {
   static const std::set<std::string> names = {
-      "pipeline", "input",   "param",   "func",   "output",     "for",       "sum",
-      "prod",     "minimum", "maximum", "median", "argmin",     "select",    "min",
-      "max",      "abs",     "clamp",   "floor",  "ceil",       "round",     "sqrt",
-      "exp",      "log",     "pow",     "sin",    "cos",        "u8",        "u16",
-      "i32",      "f32",     "f64",     "bool",   "rgb_to_yuv", "yuv_to_rgb"};
+      "pipeline", "input",   "param",  "func",   "output", "for",        "sum",        "prod",
+      "minimum",  "maximum", "median", "argmin", "select", "min",        "max",        "abs",
+      "clamp",    "floor",   "ceil",   "round",  "sqrt",   "exp",        "log",        "pow",
+      "sin",      "cos",     "tan",    "atan2",  "hypot",  "tanh",       "fma",        "u8",
+      "u16",      "i32",     "f32",    "f64",    "bool",   "rgb_to_yuv", "yuv_to_rgb", "let"};
   return names;
 }
 
@@ -42,7 +42,23 @@ std::optional<Intrinsic> float_intrinsic_from_name(const std::string& s) {
   if (s == "sin") return Intrinsic::Sin;
   if (s == "cos") return Intrinsic::Cos;
   if (s == "pow") return Intrinsic::Pow;
+  if (s == "tan") return Intrinsic::Tan;
+  if (s == "atan2") return Intrinsic::Atan2;
+  if (s == "hypot") return Intrinsic::Hypot;
+  if (s == "tanh") return Intrinsic::Tanh;
+  if (s == "fma") return Intrinsic::Fma;
   return std::nullopt;
+}
+
+/// What a float intrinsic's operands are, for arity errors.
+const char* intrinsic_operands(Intrinsic op) {
+  switch (op) {
+    case Intrinsic::Pow: return "a base and an exponent";
+    case Intrinsic::Atan2: return "y and x";
+    case Intrinsic::Hypot: return "two floats";
+    case Intrinsic::Fma: return "a, b and c of a * b + c";
+    default: return "a float";
+  }
 }
 
 std::string op_spelling(TokenKind k) {
@@ -67,47 +83,60 @@ struct Boundedness {
   bool both() const { return lo && hi; }
 };
 
-Boundedness boundedness(const Expr& e);
+/// Let-bound variables in scope (innermost last) and whether their values are bounded.
+using LetBounds = std::vector<std::pair<std::string, Boundedness>>;
 
-Boundedness both_bounded(const Expr& a, const Expr& b) {
-  bool ok = boundedness(a).both() && boundedness(b).both();
+Boundedness boundedness(const Expr& e, LetBounds& lets);
+
+Boundedness both_bounded(const Expr& a, const Expr& b, LetBounds& lets) {
+  bool ok = boundedness(a, lets).both() && boundedness(b, lets).both();
   return {ok, ok};
 }
 
-Boundedness boundedness(const Expr& e) {
+Boundedness boundedness(const Expr& e, LetBounds& lets) {
   switch (e.node_type()) {
     case IRNodeType::IntImm:
     case IRNodeType::FloatImm:
-    case IRNodeType::Variable:
     case IRNodeType::Param:
     case IRNodeType::InputExtent: return {};
+    case IRNodeType::Variable: {
+      // Pure and reduction variables range over bounded domains; a Let's variable is
+      // as bounded as its value.
+      const Variable* v = e.as<Variable>();
+      if (v->kind != VarKind::Let) return {};
+      for (auto it = lets.rbegin(); it != lets.rend(); ++it) {
+        if (it->first == v->name) return it->second;
+      }
+      return {false, false};
+    }
     case IRNodeType::Cast: {
       const Cast* c = e.as<Cast>();
       if (c->type.is_unsigned() || c->type.is_bool()) return {};
-      return boundedness(c->value);
+      return boundedness(c->value, lets);
     }
-    case IRNodeType::Add: return both_bounded(e.as<Add>()->a, e.as<Add>()->b);
-    case IRNodeType::Sub: return both_bounded(e.as<Sub>()->a, e.as<Sub>()->b);
-    case IRNodeType::Mul: return both_bounded(e.as<Mul>()->a, e.as<Mul>()->b);
+    case IRNodeType::Add: return both_bounded(e.as<Add>()->a, e.as<Add>()->b, lets);
+    case IRNodeType::Sub: return both_bounded(e.as<Sub>()->a, e.as<Sub>()->b, lets);
+    case IRNodeType::Mul: return both_bounded(e.as<Mul>()->a, e.as<Mul>()->b, lets);
     case IRNodeType::Div: {
       const Div* d = e.as<Div>();
       // |a / b| <= |a| for integers; float division by a tiny divisor is unbounded.
-      bool ok = boundedness(d->a).both() && (d->type.is_int() || boundedness(d->b).both());
+      bool ok =
+          boundedness(d->a, lets).both() && (d->type.is_int() || boundedness(d->b, lets).both());
       return {ok, ok};
     }
     case IRNodeType::Mod: {
       const Mod* m = e.as<Mod>();
-      bool ok = boundedness(m->b).both();
+      bool ok = boundedness(m->b, lets).both();
       return {ok, ok};
     }
     case IRNodeType::Min: {
       const Min* m = e.as<Min>();
-      Boundedness a = boundedness(m->a), b = boundedness(m->b);
+      Boundedness a = boundedness(m->a, lets), b = boundedness(m->b, lets);
       return {a.lo && b.lo, a.hi || b.hi};
     }
     case IRNodeType::Max: {
       const Max* m = e.as<Max>();
-      Boundedness a = boundedness(m->a), b = boundedness(m->b);
+      Boundedness a = boundedness(m->a, lets), b = boundedness(m->b, lets);
       return {a.lo || b.lo, a.hi && b.hi};
     }
     case IRNodeType::EQ:
@@ -121,16 +150,23 @@ Boundedness boundedness(const Expr& e) {
     case IRNodeType::Not: return {};
     case IRNodeType::Select: {
       const Select* s = e.as<Select>();
-      Boundedness a = boundedness(s->true_value), b = boundedness(s->false_value);
+      Boundedness a = boundedness(s->true_value, lets), b = boundedness(s->false_value, lets);
       return {a.lo && b.lo, a.hi && b.hi};
     }
     case IRNodeType::Call: {
       const Call* c = e.as<Call>();
       if (c->call_type == CallType::Intrinsic) {
-        if (c->intrinsic == Intrinsic::Sin || c->intrinsic == Intrinsic::Cos) return {};
+        switch (c->intrinsic) {
+          case Intrinsic::Sin:
+          case Intrinsic::Cos:
+          case Intrinsic::Tanh:
+          case Intrinsic::Atan2: return {};  // in [-1, 1] or [-pi, pi], or NaN
+          case Intrinsic::Tan: return {false, false};
+          default: break;
+        }
         Boundedness r;
         for (const Expr& a : c->args) {
-          Boundedness b = boundedness(a);
+          Boundedness b = boundedness(a, lets);
           r.lo = r.lo && b.lo && b.hi;
           r.hi = r.hi && b.lo && b.hi;
         }
@@ -143,21 +179,29 @@ Boundedness boundedness(const Expr& e) {
     case IRNodeType::Reduce: {
       const Reduce* r = e.as<Reduce>();
       if (r->op == ReduceOp::ArgMin) return {};
-      Boundedness b = boundedness(r->body);
+      Boundedness b = boundedness(r->body, lets);
       if (r->op == ReduceOp::Sum || r->op == ReduceOp::Prod) {
         bool ok = b.both();
         return {ok, ok};
       }
       return b;
     }
-    case IRNodeType::Let: return boundedness(e.as<Let>()->body);
+    case IRNodeType::Let: {
+      const Let* l = e.as<Let>();
+      lets.emplace_back(l->name, boundedness(l->value, lets));
+      Boundedness b = boundedness(l->body, lets);
+      lets.pop_back();
+      return b;
+    }
     default: return {false, false};
   }
 }
 
 class Checker {
  public:
-  Checker(const SourceText& source, const AstProgram& program) : src_(source), ast_(program) {}
+  Checker(const SourceText& source, const AstProgram& program,
+          std::vector<CompileWarning>* warnings)
+      : src_(source), ast_(program), warnings_(warnings) {}
 
   Pipeline run() {
     result_.name = ast_.name;
@@ -174,6 +218,7 @@ class Checker {
     }
     for (const AstFunc& f : ast_.funcs) result_.funcs.push_back(std::move(checked[f.name]));
     check_output();
+    warn_unused_funcs();
     return std::move(result_);
   }
 
@@ -304,7 +349,7 @@ class Checker {
   /// Callees first (Kahn's algorithm, ties in definition order); a cycle is an error that
   /// names the whole cycle at the call that closes it.
   std::vector<const AstFunc*> order_funcs() {
-    std::map<std::string, std::vector<std::pair<std::string, SourceLoc>>> calls;
+    std::map<std::string, std::vector<std::pair<std::string, SourceLoc>>>& calls = calls_;
     for (const AstFunc& f : ast_.funcs) {
       auto& c = calls[f.name];
       std::vector<std::pair<std::string, SourceLoc>> pure;
@@ -383,8 +428,14 @@ class Checker {
 
   // Expressions ---------------------------------------------------------------------------
   struct ScopeVar {
+    ScopeVar(std::string n = {}, VarKind k = VarKind::Pure, SourceLoc l = {})
+        : name(std::move(n)), kind(k), loc(l) {}
     std::string name;
     VarKind kind;
+    SourceLoc loc;                 // Let: where the name is bound
+    Type type = Int32();           // Let: the value's type
+    Boundedness bounded;           // Let: whether the value has known bounds
+    std::optional<Typed> literal;  // Let of a literal: the name stands for the literal
   };
   struct Context {
     std::vector<ScopeVar> vars;
@@ -508,6 +559,7 @@ class Checker {
       case AstKind::Binary: return check_binary(e, ctx);
       case AstKind::Call: return check_call(e, ctx);
       case AstKind::Reduction: return check_reduction(e, ctx);
+      case AstKind::Let: return check_let(e, ctx);
     }
     STIPPLE_INTERNAL_CHECK(false, "unknown AST kind");
   }
@@ -517,6 +569,14 @@ class Checker {
       if (ctx.bounds_only) {
         error(e.loc, "bounds and sizes may only use params, numbers and input extents; '" + e.name +
                          "' is a variable");
+      }
+      if (v->kind == VarKind::Let) {
+        if (v->literal) {
+          Typed lit = *v->literal;
+          lit.loc = e.loc;
+          return lit;
+        }
+        return typed(Variable::make_typed(v->type, e.name), e.loc);
       }
       return typed(Variable::make(e.name, v->kind), e.loc);
     }
@@ -765,23 +825,27 @@ class Checker {
           e.loc);
     }
     if (std::optional<Intrinsic> op = float_intrinsic_from_name(name)) {
-      size_t n = *op == Intrinsic::Pow ? 2 : 1;
-      expect_arity(e, n, n == 2 ? "a base and an exponent" : "a float");
+      const size_t n = intrinsic_arity(*op);
+      expect_arity(e, n, intrinsic_operands(*op));
       std::vector<Typed> args;
       for (const AstExprPtr& a : e.args) args.push_back(check_expr(*a, ctx));
+      // Literals take the type of the first typed operand (f32 when it is not a float).
       std::vector<Expr> exprs;
-      if (n == 2) {
-        auto [x, y] = unify(args[0], args[1], e.loc, name);
-        exprs = {x, y};
-      } else {
-        exprs = {args[0].is_literal() ? literal_as(args[0], Float32(), args[0].loc) : args[0].expr};
-      }
-      for (size_t i = 0; i < exprs.size(); ++i) {
+      for (size_t i = 0; i < n; ++i) {
+        Typed x = args[i];
+        for (size_t j = 0; j < n && x.is_literal(); ++j) {
+          if (!args[j].is_literal()) x = typed(unify(args[i], args[j], e.loc, name).first, x.loc);
+        }
+        exprs.push_back(x.is_literal() ? literal_as(x, Float32(), x.loc) : x.expr);
         if (exprs[i].type().is_int() && args[i].is_literal())
           exprs[i] = literal_as(args[i], Float32(), args[i].loc);
       }
-      if (n == 2 && exprs[0].type() != exprs[1].type()) {
-        error(e.loc, "'pow' needs two floats of one type");
+      for (size_t i = 1; i < n; ++i) {
+        if (exprs[i].type() != exprs[0].type()) {
+          error(e.loc, "'" + name + "' needs " + (n == 2 ? "two" : "three") +
+                           " floats of one type, found " + to_string(exprs[0].type()) + " and " +
+                           to_string(exprs[i].type()));
+        }
       }
       for (size_t i = 0; i < exprs.size(); ++i) {
         if (!exprs[i].type().is_float()) {
@@ -818,7 +882,8 @@ class Checker {
       std::vector<Expr> args;
       for (size_t i = 0; i < e.args.size(); ++i) {
         Expr a = index_arg(check_expr(*e.args[i], ctx), e.args[i]->loc, i, name);
-        if (!boundedness(a).both()) {
+        LetBounds lets = let_bounds(ctx);
+        if (!boundedness(a, lets).both()) {
           error(
               e.args[i]->loc,
               "cannot bound index " + std::to_string(i + 1) + " of the call to '" + name +
@@ -868,6 +933,66 @@ class Checker {
     rv.min = coerce(check_expr(*r.lo, bounds), Int32(), r.lo->loc, "the range's low bound");
     rv.max = coerce(check_expr(*r.hi, bounds), Int32(), r.hi->loc, "the range's high bound");
     return rv;
+  }
+
+  static std::string describe_var(const ScopeVar& v) {
+    switch (v.kind) {
+      case VarKind::Pure: return "a pure variable";
+      case VarKind::Reduction: return "a reduction variable";
+      case VarKind::Let:
+        return "bound by the let at " + std::to_string(v.loc.line) + ":" +
+               std::to_string(v.loc.col);
+    }
+    return "a variable";
+  }
+
+  /// `let NAME = value in body`. The name may not shadow anything: a built-in, a func,
+  /// input or param, or a variable in scope (pure, reduction or another let's). A
+  /// literal value is a named literal (it adapts to its context as the literal would);
+  /// any other value is computed once, bound by a Let node.
+  Typed check_let(const AstExpr& e, Context& ctx) {
+    const std::string& name = e.name;
+    if (ctx.bounds_only) error(e.loc, "bounds and sizes cannot contain 'let'");
+    if (reserved_names().count(name)) {
+      error(e.name_loc, "'" + name + "' is a built-in name and cannot name a let");
+    }
+    if (auto it = declared_.find(name); it != declared_.end()) {
+      error(e.name_loc, "let '" + name + "' would hide the " + it->second.kind + " declared at " +
+                            std::to_string(it->second.loc.line) + ":" +
+                            std::to_string(it->second.loc.col) + "; choose another name");
+    }
+    if (const ScopeVar* v = find_var(ctx, name)) {
+      error(e.name_loc, "let '" + name + "' would hide the variable '" + name + "' (" +
+                            describe_var(*v) + "); choose another name");
+    }
+    if (std::find(ctx.lhs_pure.begin(), ctx.lhs_pure.end(), name) != ctx.lhs_pure.end()) {
+      error(e.name_loc, "let '" + name + "' would hide the pure variable '" + name +
+                            "' of this update; choose another name");
+    }
+    Typed value = check_expr(*e.args[0], ctx);
+    ScopeVar var{name, VarKind::Let, e.name_loc};
+    if (value.is_literal()) {
+      var.literal = value;
+    } else {
+      var.type = value.expr.type();
+      LetBounds lets = let_bounds(ctx);
+      var.bounded = boundedness(value.expr, lets);
+    }
+    ctx.vars.push_back(var);
+    Typed body = check_expr(*e.args[1], ctx);
+    ctx.vars.pop_back();
+    // A literal body cannot use the name: it stays a literal, free to adapt.
+    if (value.is_literal() || body.is_literal()) return body;
+    return typed(Let::make(name, value.expr, body.expr), e.loc);
+  }
+
+  /// The boundedness of the let variables in scope, for checking a func call's indices.
+  static LetBounds let_bounds(const Context& ctx) {
+    LetBounds lets;
+    for (const ScopeVar& v : ctx.vars) {
+      if (v.kind == VarKind::Let && !v.literal) lets.emplace_back(v.name, v.bounded);
+    }
+    return lets;
   }
 
   Typed check_reduction(const AstExpr& e, Context& ctx) {
@@ -1037,9 +1162,34 @@ class Checker {
     result_.output = std::move(out);
   }
 
+  // Warnings ------------------------------------------------------------------------------
+  /// A func that the output does not reach through calls (from pure definitions or
+  /// updates) is computed by no schedule: most likely a mistake, but not an error.
+  void warn_unused_funcs() {
+    if (!warnings_) return;
+    std::set<std::string> used = {ast_.output->func};
+    std::vector<std::string> todo = {ast_.output->func};
+    while (!todo.empty()) {
+      std::string f = todo.back();
+      todo.pop_back();
+      for (const auto& [callee, loc] : calls_[f]) {
+        if (used.insert(callee).second) todo.push_back(callee);
+      }
+    }
+    for (const AstFunc& f : ast_.funcs) {
+      if (!used.count(f.name)) {
+        warnings_->push_back(
+            src_.warning(f.loc, "func '" + f.name + "' is never used by the output"));
+      }
+    }
+  }
+
   const SourceText& src_;
   const AstProgram& ast_;
+  std::vector<CompileWarning>* warnings_;
   Pipeline result_;
+  /// Each func's calls to other funcs (pure definition and updates), from order_funcs.
+  std::map<std::string, std::vector<std::pair<std::string, SourceLoc>>> calls_;
   std::map<std::string, Declared> declared_;
   std::map<std::string, const AstFunc*> funcs_;
   std::map<std::string, const AstInput*> inputs_;
@@ -1050,8 +1200,9 @@ class Checker {
 
 }  // namespace
 
-Pipeline check_program(const SourceText& source, const AstProgram& program) {
-  return Checker(source, program).run();
+Pipeline check_program(const SourceText& source, const AstProgram& program,
+                       std::vector<CompileWarning>* warnings) {
+  return Checker(source, program, warnings).run();
 }
 
 }  // namespace stipple

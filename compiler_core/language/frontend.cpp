@@ -9,14 +9,15 @@
 
 namespace stipple {
 
-Pipeline compile_pipeline(std::string_view text, const std::string& file_name) {
+Pipeline compile_pipeline(std::string_view text, const std::string& file_name,
+                          std::vector<CompileWarning>* warnings) {
   SourceText source(text, file_name);
   AstProgram program = parse_program(source);
-  return check_program(source, program);
+  return check_program(source, program, warnings);
 }
 
-Pipeline load_pipeline_file(const std::string& path) {
-  return compile_pipeline(read_text_file(path, "pipeline"), path);
+Pipeline load_pipeline_file(const std::string& path, std::vector<CompileWarning>* warnings) {
+  return compile_pipeline(read_text_file(path, "pipeline"), path, warnings);
 }
 
 }  // namespace stipple

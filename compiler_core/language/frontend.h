@@ -3,10 +3,14 @@
 //   file:line:col: error: message
 //   <the source line>
 //   <a caret under the column>
+// Warnings (a program that compiles but has something the author likely did not mean,
+// such as a func the output never uses) are collected for the caller to show, formatted
+// the same way with `warning:`; they never stop compilation.
 #pragma once
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/pipeline.h"
@@ -35,10 +39,21 @@ class CompileError : public UserError {
   std::string message_;
 };
 
-/// Parses and checks `text`; `file_name` is only used in messages.
-Pipeline compile_pipeline(std::string_view text, const std::string& file_name);
+/// A warning about a program that compiles.
+struct CompileWarning {
+  std::string file;
+  int line = 0, col = 0;
+  std::string message;    // alone, without location or source line
+  std::string formatted;  // file:line:col: warning: message, the source line and a caret
+};
+
+/// Parses and checks `text`; `file_name` is only used in messages. Warnings, in source
+/// order, are appended to `warnings` when it is given, and dropped otherwise.
+Pipeline compile_pipeline(std::string_view text, const std::string& file_name,
+                          std::vector<CompileWarning>* warnings = nullptr);
 
 /// Reads and compiles a .stp file; a missing file is a UserError.
-Pipeline load_pipeline_file(const std::string& path);
+Pipeline load_pipeline_file(const std::string& path,
+                            std::vector<CompileWarning>* warnings = nullptr);
 
 }  // namespace stipple

@@ -277,7 +277,29 @@ class Parser : private TokenCursor {
 
   AstExprPtr parse_expr() {
     NestingGuard guard(this);
+    if (is_word("let")) return parse_let();
     return parse_binary(0);
+  }
+
+  /// `let NAME = EXPR in EXPR`: the body reaches as far as an expression can.
+  AstExprPtr parse_let() {
+    auto e = std::make_unique<AstExpr>();
+    e->kind = AstKind::Let;
+    e->loc = next().loc;  // let
+    const Token& name = expect_name("a name after 'let'");
+    e->name = name.text;
+    e->name_loc = name.loc;
+    expect(TokenKind::Assign, "after 'let " + e->name + "'");
+    e->args.push_back(parse_expr());
+    if (!is_word("in")) {
+      error(peek().loc,
+            "expected 'in' after the value of 'let " + e->name + "', found " + shown(peek()));
+    }
+    next();
+    e->args.push_back(parse_expr());
+    e->depth = std::max(e->args[0]->depth, e->args[1]->depth) + 1;
+    if (e->depth > kMaxExpressionDepth) error(e->loc, "expression too deep");
+    return e;
   }
 
   // Binary operators by precedence level, loosest first.
@@ -358,6 +380,11 @@ class Parser : private TokenCursor {
         if (t.text == "pipeline" || t.text == "input" || t.text == "param" || t.text == "func" ||
             t.text == "output" || t.text == "for") {
           error(t.loc, "expected an expression, found the keyword '" + t.text + "'");
+        }
+        if (t.text == "let") {
+          error(t.loc,
+                "a 'let' inside an operation needs parentheses: (let NAME = ... in ...), "
+                "since its body reaches as far as the expression goes");
         }
         break;
       default: error(t.loc, "expected an expression, found " + shown(t));

@@ -18,8 +18,17 @@ std::string_view SourceText::line_text(int line) const {
 }
 
 void SourceText::error(SourceLoc loc, const std::string& message) const {
+  throw CompileError(format(loc, "error", message), file_name_, loc.line, loc.col, message);
+}
+
+CompileWarning SourceText::warning(SourceLoc loc, const std::string& message) const {
+  return {file_name_, loc.line, loc.col, message, format(loc, "warning", message)};
+}
+
+std::string SourceText::format(SourceLoc loc, const char* severity,
+                               const std::string& message) const {
   std::string formatted = file_name_ + ":" + std::to_string(loc.line) + ":" +
-                          std::to_string(loc.col) + ": error: " + message + "\n";
+                          std::to_string(loc.col) + ": " + severity + ": " + message + "\n";
   std::string_view line = line_text(loc.line);
   // Control characters (tabs aside) would garble the terminal; show them as '?'.
   std::string shown(line);
@@ -30,7 +39,7 @@ void SourceText::error(SourceLoc loc, const std::string& message) const {
   int caret_col = std::clamp(loc.col, 1, static_cast<int>(shown.size()) + 1);
   for (int i = 1; i < caret_col; ++i) formatted += shown[i - 1] == '\t' ? '\t' : ' ';
   formatted += "^";
-  throw CompileError(formatted, file_name_, loc.line, loc.col, message);
+  return formatted;
 }
 
 }  // namespace stipple

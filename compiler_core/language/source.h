@@ -1,5 +1,5 @@
-// Source text and locations, and the one place that formats a compile error:
-//   file:line:col: error: message
+// Source text and locations, and the one place that formats a compile error or warning:
+//   file:line:col: error: message      (or: warning: message)
 //   <the source line>
 //   <spaces>^
 #pragma once
@@ -26,8 +26,13 @@ class SourceText {
   std::string_view line_text(int line) const;
   /// Throws the CompileError for a message at `loc`.
   [[noreturn]] void error(SourceLoc loc, const std::string& message) const;
+  /// The CompileWarning for a message at `loc`.
+  CompileWarning warning(SourceLoc loc, const std::string& message) const;
 
  private:
+  /// `file:line:col: <severity>: message`, the source line and a caret.
+  std::string format(SourceLoc loc, const char* severity, const std::string& message) const;
+
   std::string_view text_;
   std::string file_name_;
 };

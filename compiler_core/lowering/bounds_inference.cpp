@@ -508,7 +508,18 @@ SInterval BoundsContext::compute(const Expr& e) {
           return widened(r);
         }
         case Intrinsic::Sin:
-        case Intrinsic::Cos: return {f64(-1), f64(1), true};
+        case Intrinsic::Cos:
+        case Intrinsic::Tanh: return {f64(-1), f64(1), true};
+        case Intrinsic::Atan2: {
+          const double pi = 3.14159265358979323846;  // an f32 result may round past it
+          return {f64(bounds::widen_float_end(-pi, false)), f64(bounds::widen_float_end(pi, true)),
+                  true};
+        }
+        case Intrinsic::Hypot: return {f64(0), Expr(), true};
+        case Intrinsic::Fma:
+          // The exact a * b + c rounded once: inside the widened bounds of a * b + c.
+          return interval_of(Add::make(Mul::make(op->args[0], op->args[1]), op->args[2]));
+        case Intrinsic::Tan:
         case Intrinsic::Pow:
         case Intrinsic::None: break;
       }

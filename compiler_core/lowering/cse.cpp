@@ -50,7 +50,7 @@ class Replacer : public IRMutator {
     if (u != uses_.end() && u->second > 1 && !is_leaf(e) && e.type() == Int32()) {
       std::string name = names_.fresh("t");
       bindings.emplace_back(name, r);
-      r = Variable::make(name);
+      r = Variable::make_typed(Int32(), name);
     }
     memo_[e.get()] = {e, r};
     return r;

@@ -53,6 +53,8 @@ class InlineAndQualify : public IRMutator {
     if (auto s = substitutes_.find(op->name); s != substitutes_.end()) return s->second;
     auto it = renames_.find(op->name);
     if (it == renames_.end() || it->second == op->name) return op;
+    // A Let's variable keeps its type (a `let t = in(x, y) * 2.0` is an f32).
+    if (op->kind == VarKind::Let) return Variable::make_typed(op->type, it->second);
     return Variable::make(it->second, op->kind);
   }
 

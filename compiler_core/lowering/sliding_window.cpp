@@ -41,7 +41,7 @@ class Renamer : public IRMutator {
     Expr value = mutate(op->value);
     if (suffix_.empty()) return Let::make(op->name, value, mutate(op->body));
     std::string name = op->name + suffix_;
-    subs_[op->name] = var(name);
+    subs_[op->name] = Variable::make_typed(value.type(), name);
     return Let::make(name, value, mutate(op->body));
   }
 

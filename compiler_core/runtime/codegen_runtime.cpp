@@ -115,6 +115,10 @@ T apply_libm(int32_t op, T a, T b) {
     case kStippleSin: return std::sin(a);
     case kStippleCos: return std::cos(a);
     case kStipplePow: return std::pow(a, b);
+    case kStippleTan: return std::tan(a);
+    case kStippleAtan2: return std::atan2(a, b);
+    case kStippleHypot: return std::hypot(a, b);
+    case kStippleTanh: return std::tanh(a);
     default: return a;
   }
 }

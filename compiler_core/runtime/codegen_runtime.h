@@ -15,9 +15,10 @@ void stipple_free(void* p);
 /// The lower median of n doubles (element (n-1)/2 in IEEE 754 totalOrder, median_order.h), exactly
 /// as the reference evaluator selects it; reorders `values`.
 double stipple_median_f64(double* values, int64_t n);
-/// out[i] = f(a[i]) (or f(a[i], b[i]) for pow) for i < n, with the C library's exp, logf,
-/// log, sinf, sin, cosf, cos, powf, pow: what vector code calls for a whole vector of lanes
-/// at once (one call instead of one per lane). `op` is a StippleLibmOp; `f64` selects the
+/// out[i] = f(a[i]) (or f(a[i], b[i]) for pow, atan2 and hypot) for i < n, with the C
+/// library's exp, logf, log, sinf, sin, cosf, cos, powf, pow, tanf, tan, atan2f, atan2,
+/// hypotf, hypot, tanhf, tanh: what vector code calls for a whole vector of lanes at once
+/// (one call instead of one per lane). `op` is a StippleLibmOp; `f64` selects the
 /// double functions (the arrays are then doubles). Never f32 exp: generated code computes
 /// Stipple's own (exp_f32.h) in line.
 void stipple_libm_lanes(int32_t op, int32_t f64, const void* a, const void* b, void* out,
@@ -31,4 +32,8 @@ enum StippleLibmOp : int32_t {
   kStippleSin = 2,
   kStippleCos = 3,
   kStipplePow = 4,
+  kStippleTan = 5,
+  kStippleAtan2 = 6,
+  kStippleHypot = 7,
+  kStippleTanh = 8,
 };

@@ -3,9 +3,12 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
+#include <string>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_visitor.h"
+#include "compiler_core/ir/substitute.h"
 
 namespace stipple::search::reuse {
 
@@ -19,7 +22,15 @@ class ReadCollector : public IRVisitor {
       : scope_(std::move(outer)), on_call_(std::move(on_call)) {}
 
   void visit(const Call* op) override {
-    if (op->call_type != CallType::Intrinsic) on_call_(op, scope_);
+    if (op->call_type != CallType::Intrinsic) {
+      if (lets_.empty()) {
+        on_call_(op, scope_);
+      } else {
+        // Indices through a Let's variable are analysed as the Let's value.
+        Expr call = substitute(Expr(op), lets_);
+        on_call_(call.as<Call>(), scope_);
+      }
+    }
     IRVisitor::visit(op);
   }
   void visit(const Reduce* op) override {
@@ -32,9 +43,17 @@ class ReadCollector : public IRVisitor {
     op->body.accept(this);
     scope_.resize(before);
   }
+  void visit(const Let* op) override {
+    op->value.accept(this);
+    auto saved = lets_;
+    lets_[op->name] = substitute(op->value, lets_);
+    op->body.accept(this);
+    lets_ = std::move(saved);
+  }
 
  private:
   std::vector<ReductionVariable> scope_;
+  std::map<std::string, Expr> lets_;  // the Lets in scope, their values substituted
   std::function<void(const Call*, const std::vector<ReductionVariable>&)> on_call_;
 };
 

@@ -57,6 +57,27 @@ TEST_F(Cli, CheckOfABadProgramSaysWhereAndExitsTwo) {
   EXPECT_NE(r.output.find("\n" + std::string(28, ' ') + "^"), std::string::npos) << r.output;
 }
 
+TEST_F(Cli, AFuncTheOutputNeverUsesIsAWarningNotAnError) {
+  std::string f = write("blur.stp",
+                        "pipeline blur\ninput in : f32[x, y]\nfunc out(x, y) = in(x, y)\n"
+                        "func tmp(x, y) = in(x, y) * 2.0\noutput out\n");
+  const std::string warning = f +
+                              ":4:6: warning: func 'tmp' is never used by the output\n"
+                              "  func tmp(x, y) = in(x, y) * 2.0\n"
+                              "       ^\n";
+  Result r = run("check " + f);
+  EXPECT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find(warning), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("func   tmp(x, y) : f32"), std::string::npos) << r.output;
+  // The other commands that load a pipeline say so too.
+  Result lowered = run("lower " + f);
+  EXPECT_EQ(lowered.exit_code, 0) << lowered.output;
+  EXPECT_NE(lowered.output.find(warning), std::string::npos) << lowered.output;
+  // A pipeline whose funcs all reach the output has no warning.
+  Result clean = run("check " + source("datasets/pipelines/blur3x3.stp"));
+  EXPECT_EQ(clean.output.find("warning"), std::string::npos) << clean.output;
+}
+
 TEST_F(Cli, CheckWithAScheduleChecksItAndPrintsItsNormalForm) {
   std::string stp = source("datasets/pipelines/blur3x3.stp");
   std::string good = write("good.sched",

@@ -310,6 +310,26 @@ TEST(PipelineCodec, MalformedMessagesAreUserErrors) {
              ->mutable_variable()
              ->set_kind(static_cast<proto::VarKind>(5));
        }},
+      {"variable x of type f32",
+       [](proto::Pipeline& m) {
+         proto::Variable* v = func_value(m, "scan")
+                                  .mutable_mul()
+                                  ->mutable_a()
+                                  ->mutable_cast()
+                                  ->mutable_value()
+                                  ->mutable_call()
+                                  ->mutable_args(0)
+                                  ->mutable_variable();
+         v->mutable_type()->set_code(proto::SCALAR_TYPE_FLOAT32);
+         v->mutable_type()->set_lanes(1);
+       }},
+      {"fma with 2 arguments",
+       [](proto::Pipeline& m) {
+         proto::Call* c = func_value(m, "k").mutable_call();
+         c->set_intrinsic(proto::INTRINSIC_FMA);
+         c->set_name("fma");
+         *c->add_args() = c->args(0);
+       }},
       {"0 lanes", [](proto::Pipeline& m) { m.mutable_funcs(0)->mutable_type()->set_lanes(0); }},
       // Types the make() functions would reject.
       {"multiplication of mismatched types f64 and f32",

@@ -43,6 +43,63 @@ void expect_contains(const Expr& e) {
   }
 }
 
+TEST(Interval, FloatEndsPastTheLargestFiniteValueAreInfinite) {
+  // The f32 product is infinite; in real numbers it is 1e60, which is no f32.
+  expect_contains(f32(1e30) * f32(1e30));
+  expect_contains(f32(-1e30) * f32(1e30) - f32(1));
+  expect_contains(f64(1e300) * f64(1e300));
+  EXPECT_EQ(of(f32(3e38) + f32(3e38)).max, std::numeric_limits<double>::infinity());
+  EXPECT_LT(of(f32(1e38) + f32(1e38)).max, 2.1e38);
+}
+
+TEST(Interval, NewIntrinsicsAreSound) {
+  IntervalScope scope{{"v", {-50, 50}}};
+  Expr v = cast(Float32(), var("v"));
+  // tanh lies in [-1, 1]; tan has no bounds.
+  Interval th = of(Call::make_intrinsic(Intrinsic::Tanh, {v}), scope);
+  EXPECT_EQ(th.min, -1);
+  EXPECT_EQ(th.max, 1);
+  EXPECT_FALSE(th.may_be_nan);
+  EXPECT_FALSE(of(Call::make_intrinsic(Intrinsic::Tan, {v}), scope).is_bounded());
+  // atan2 in [-pi, pi], widened: f32 pi rounds up past the real pi.
+  Interval at = of(Call::make_intrinsic(Intrinsic::Atan2, {v, v}), scope);
+  EXPECT_LT(at.min, -3.14159274);
+  EXPECT_GT(at.max, 3.14159274);
+  EXPECT_LT(at.max, 3.2);
+  // hypot lies between the larger magnitude and the hypot of the largest ones.
+  Interval hy =
+      of(Call::make_intrinsic(Intrinsic::Hypot, {v, cast(Float32(), var("v") + i32(60))}), scope);
+  EXPECT_LE(hy.min, 10);
+  EXPECT_GE(hy.min, 9.99);
+  EXPECT_GE(hy.max, std::hypot(50.0, 110.0));
+  EXPECT_LT(hy.max, 121);
+  // fma as interval arithmetic on a * b + c.
+  Interval fm = of(Call::make_intrinsic(Intrinsic::Fma, {v, v, f32(1)}), scope);
+  EXPECT_LE(fm.min, -2499);
+  EXPECT_GE(fm.max, 2501);
+  EXPECT_LT(fm.max, 2502);
+  // And every rule contains what the evaluator computes, at the ends and between.
+  const float values[] = {-1e30f, -3.5f, -1, -0.0f, 0, 1e-30f, 0.7f, 2, 1e30f};
+  for (float a : values) {
+    for (float b : values) {
+      expect_contains(Call::make_intrinsic(Intrinsic::Tanh, {f32(a)}));
+      expect_contains(Call::make_intrinsic(Intrinsic::Atan2, {f32(a), f32(b)}));
+      expect_contains(Call::make_intrinsic(Intrinsic::Atan2, {f64(a), f64(b)}));
+      expect_contains(Call::make_intrinsic(Intrinsic::Hypot, {f32(a), f32(b)}));
+      expect_contains(Call::make_intrinsic(Intrinsic::Fma, {f32(a), f32(b), f32(0.1f)}));
+      expect_contains(Call::make_intrinsic(Intrinsic::Fma, {f64(a), f64(b), f64(-2)}));
+    }
+  }
+}
+
+TEST(Interval, LetVariablesTakeTheirValuesInterval) {
+  IntervalScope scope{{"x", {0, 10}}};
+  Expr e = Let::make("t", var("x") + i32(5), Variable::make_typed(Int32(), "t") * i32(2));
+  Interval r = of(e, scope);
+  EXPECT_EQ(r.min, 10);
+  EXPECT_EQ(r.max, 30);
+}
+
 TEST(Interval, IntegerArithmeticThatMayWrapTakesTheTypesRange) {
   IntervalScope scope{{"x", {0, 200}}};
   Interval r = of(cast(UInt8(), var("x")) + u8(100), scope);

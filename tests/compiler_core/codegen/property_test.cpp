@@ -5,8 +5,9 @@
 // for bit, under four loop nests: serial; x as one 7-lane vector; x split into 4-lane
 // vectors with a guard for the tail (masked lanes, and the unmasked copy for full vectors);
 // y as the vector lanes (gathers, scatters, and reductions whose bounds vary per lane,
-// which fall back to scalar code). Only exp/log/pow/sin/cos may differ (both call libm, so they
-// should not); the largest difference in ulps is printed.
+// which fall back to scalar code). Only the C library's functions (exp/log/pow/sin/cos/
+// tan/atan2/hypot/tanh) may differ (both call libm, so they should not); the largest
+// difference in ulps is printed.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -132,7 +133,7 @@ TEST(CodegenProperty, RandomExpressionsMatchTheEvaluatorBitForBit) {
     }
   }
   std::printf(
-      "compared %d expressions (%d with exp/log/pow/sin/cos) at %d points each; %d points of "
+      "compared %d expressions (%d calling libm) at %d points each; %d points of "
       "libm expressions differ, max %lld ulps; mean compile %.1f ms per %d-expression batch\n",
       compared, transcendental_exprs, kWidth * kHeight, transcendental_mismatches,
       static_cast<long long>(max_ulps), compile_ms / kBatches, kPerBatch);

@@ -121,14 +121,19 @@ class ExprGen {
     if (!t.is_float() || chance(0.2)) return intrinsic(Intrinsic::Abs, gen(t, depth - 1));
     static const Intrinsic exact[] = {Intrinsic::Floor, Intrinsic::Ceil, Intrinsic::Round,
                                       Intrinsic::Sqrt, Intrinsic::Abs};
-    static const Intrinsic libm[] = {Intrinsic::Exp, Intrinsic::Log, Intrinsic::Sin, Intrinsic::Cos,
-                                     Intrinsic::Pow};
+    static const Intrinsic libm[] = {Intrinsic::Exp,   Intrinsic::Log,   Intrinsic::Sin,
+                                     Intrinsic::Cos,   Intrinsic::Pow,   Intrinsic::Tan,
+                                     Intrinsic::Atan2, Intrinsic::Hypot, Intrinsic::Tanh};
+    if (chance(0.1)) {  // fused: exact, like the operators
+      return Call::make_intrinsic(Intrinsic::Fma,
+                                  {gen(t, depth - 1), gen(t, depth - 1), gen(t, depth - 1)});
+    }
     if (chance(0.7)) return intrinsic(exact[pick(5)], gen(t, depth - 1));
     transcendental = true;
-    Intrinsic op = libm[pick(5)];
-    if (op == Intrinsic::Pow)
-      return Call::make_intrinsic(op, {gen(t, depth - 1), gen(t, depth - 1)});
-    return intrinsic(op, gen(t, depth - 1));
+    Intrinsic op = libm[pick(static_cast<int>(std::size(libm)))];
+    std::vector<Expr> args;
+    for (size_t i = 0; i < intrinsic_arity(op); ++i) args.push_back(gen(t, depth - 1));
+    return Call::make_intrinsic(op, std::move(args));
   }
 
   Expr let_of(Type t, int depth) {

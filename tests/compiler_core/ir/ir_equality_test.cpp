@@ -47,6 +47,10 @@ std::vector<Case> expr_cases() {
        [=] { return Cast::make(Float32(), y); }},
       {"Variable name", [] { return var("x"); }, [] { return var("z"); }},
       {"Variable kind", [] { return var("x"); }, [] { return rvar("x"); }},
+      {"Let variable type", [] { return Variable::make_typed(Float32(), "t"); },
+       [] { return Variable::make_typed(Float64(), "t"); }},
+      {"Let variable kind", [] { return Variable::make_typed(Int32(), "x"); },
+       [] { return var("x"); }},
       {"Param name", [] { return Param::make(Float32(), "s"); },
        [] { return Param::make(Float32(), "t"); }},
       {"Param type", [] { return Param::make(Float32(), "s"); },
@@ -90,6 +94,13 @@ std::vector<Case> expr_cases() {
        [=] { return call(Float32(), "f", {x}); }},
       {"Call intrinsic", [=] { return intrinsic(Intrinsic::Sin, {fx}); },
        [=] { return intrinsic(Intrinsic::Cos, {fx}); }},
+      {"Call new intrinsic",
+       [=] {
+         return intrinsic(Intrinsic::Atan2, {fx, fx});
+       },
+       [=] {
+         return intrinsic(Intrinsic::Hypot, {fx, fx});
+       }},
       {"Reduce op",
        [=] {
          return Reduce::make(ReduceOp::Sum, {{"i", i32(0), i32(2)}}, x);

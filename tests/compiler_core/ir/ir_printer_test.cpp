@@ -89,7 +89,15 @@ TEST(IRPrinter, CallsSelectReduceLet) {
   Expr let = Let::make("t", Add::make(a(), i32(1)), Mul::make(var("t"), var("t")));
   EXPECT_EQ(to_string(let), "let t = a + 1 in t * t");
   EXPECT_EQ(to_string(Add::make(let, i32(1))), "(let t = a + 1 in t * t) + 1");
-  EXPECT_EQ(to_string(Cast::make(Float32(), let)), "f32((let t = a + 1 in t * t))");
+  EXPECT_EQ(to_string(Cast::make(Float32(), let)), "f32(let t = a + 1 in t * t)");
+  // A Let's value is parenthesised when it is a Let; its body never is.
+  Expr u = Variable::make_typed(Int32(), "u");
+  EXPECT_EQ(to_string(Let::make("u", let, Let::make("v", u, u))),
+            "let u = (let t = a + 1 in t * t) in let v = u in u");
+  Expr fx = Cast::make(Float32(), a());
+  EXPECT_EQ(to_string(Call::make_intrinsic(Intrinsic::Fma, {fx, f32(2), f32(0.5)})),
+            "fma(f32(a), 2.0, 0.5)");
+  EXPECT_EQ(to_string(Call::make_intrinsic(Intrinsic::Atan2, {fx, fx})), "atan2(f32(a), f32(a))");
 }
 
 TEST(IRPrinter, LiteralsTakeTheirTypeFromContext) {

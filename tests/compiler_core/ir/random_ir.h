@@ -48,11 +48,12 @@ class RandomIR {
       case 9: {
         if (t.is_float()) {
           static const Intrinsic kOps[] = {
-              Intrinsic::Abs, Intrinsic::Floor, Intrinsic::Ceil, Intrinsic::Round, Intrinsic::Sqrt,
-              Intrinsic::Exp, Intrinsic::Log,   Intrinsic::Pow,  Intrinsic::Sin,   Intrinsic::Cos};
-          Intrinsic op = kOps[pick(10)];
-          std::vector<Expr> args{expr(t, depth - 1)};
-          if (op == Intrinsic::Pow) args.push_back(expr(t, depth - 1));
+              Intrinsic::Abs, Intrinsic::Floor, Intrinsic::Ceil,  Intrinsic::Round, Intrinsic::Sqrt,
+              Intrinsic::Exp, Intrinsic::Log,   Intrinsic::Pow,   Intrinsic::Sin,   Intrinsic::Cos,
+              Intrinsic::Tan, Intrinsic::Atan2, Intrinsic::Hypot, Intrinsic::Tanh,  Intrinsic::Fma};
+          Intrinsic op = kOps[pick(static_cast<int>(std::size(kOps)))];
+          std::vector<Expr> args;
+          for (size_t i = 0; i < intrinsic_arity(op); ++i) args.push_back(expr(t, depth - 1));
           return Call::make_intrinsic(op, std::move(args));
         }
         return Call::make_intrinsic(Intrinsic::Abs, {expr(t, depth - 1)});
@@ -68,9 +69,14 @@ class RandomIR {
         }
         return Reduce::make(op, std::move(domain), expr(t, depth - 1));
       }
-      default:
-        return Let::make("t" + std::to_string(pick(3)), expr(numeric_type(), depth - 1),
-                         expr(t, depth - 1));
+      default: {
+        // A Let whose body may use its variable (of the value's type).
+        std::string name = "t" + std::to_string(pick(3));
+        Expr value = expr(numeric_type(), depth - 1);
+        Expr body = expr(t, depth - 1);
+        if (value.type() == t && pick(2)) body = Add::make(body, Variable::make_typed(t, name));
+        return Let::make(name, value, body);
+      }
     }
   }
 
@@ -189,8 +195,11 @@ inline Expr deep_copy(const Expr& e) {
     case IRNodeType::IntImm: return IntImm::make(e.type(), e.as<IntImm>()->value);
     case IRNodeType::FloatImm: return FloatImm::make(e.type(), e.as<FloatImm>()->value);
     case IRNodeType::Cast: return Cast::make(e.type(), deep_copy(e.as<Cast>()->value));
-    case IRNodeType::Variable:
-      return Variable::make(std::string(e.as<Variable>()->name), e.as<Variable>()->kind);
+    case IRNodeType::Variable: {
+      const Variable* v = e.as<Variable>();
+      if (v->kind == VarKind::Let) return Variable::make_typed(v->type, std::string(v->name));
+      return Variable::make(std::string(v->name), v->kind);
+    }
     case IRNodeType::Param: return Param::make(e.type(), std::string(e.as<Param>()->name));
     case IRNodeType::InputExtent:
       return InputExtent::make(std::string(e.as<InputExtent>()->input), e.as<InputExtent>()->dim);

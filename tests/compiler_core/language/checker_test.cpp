@@ -191,5 +191,108 @@ TEST(Checker, SelectShortCircuitOperatorsAndCasts) {
             "select(x > 0 && !(y < 2) || c == 1, u8(in(x, y, c) * 255.0), u8(7))");
 }
 
+TEST(Checker, LetBindsATypedVariable) {
+  Pipeline p = compile("func out(x, y, c) = let t = in(x, y, c) * 2.0 in t * t + t\noutput out\n");
+  const Func& f = func(p, "out");
+  EXPECT_EQ(to_string(f.value), "let t = in(x, y, c) * 2.0 in t * t + t");
+  const Let* let = f.value.as<Let>();
+  ASSERT_NE(let, nullptr);
+  EXPECT_EQ(let->name, "t");
+  EXPECT_EQ(let->type, Float32());
+  const Variable* t = let->body.as<Add>()->b.as<Variable>();
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->kind, VarKind::Let);
+  EXPECT_EQ(t->type, Float32());
+  EXPECT_EQ(f.type, Float32());
+}
+
+TEST(Checker, LetsNestAndSiblingsMayReuseAName) {
+  Pipeline p = compile(
+      "func out(x, y, c) = (let t = in(x, y, c) in let u = t > 0.5 in select(u, t, 0.0)) +\n"
+      "                    (let t = f64(x) in f32(t * t))\noutput out\n");
+  EXPECT_EQ(to_string(func(p, "out").value),
+            "(let t = in(x, y, c) in let u = t > 0.5 in select(u, t, 0.0)) + "
+            "(let t = f64(x) in f32(t * t))");
+}
+
+TEST(Checker, ALetOfALiteralIsANamedLiteral) {
+  // w adapts as the literal 0.25 would: an f64 beside an f64 input; no Let node.
+  Pipeline p = compile("func out(x, y) = let w = 0.25 in in(x, y) * w + w\noutput out\n",
+                       "input in : f64[x, y]\n");
+  const Func& f = func(p, "out");
+  EXPECT_EQ(f.type, Float64());
+  EXPECT_EQ(f.value.as<Let>(), nullptr);
+  EXPECT_EQ(f.value.as<Add>()->b.as<FloatImm>()->type, Float64());
+  EXPECT_EQ(to_string(f.value), "in(x, y) * 0.25 + 0.25");
+}
+
+TEST(Checker, LetBoundIndicesKeepTheirBounds) {
+  Pipeline p = compile(
+      "func g(x) = f32(x)\n"
+      "func out(x, y, c) = let i = x - 1 in let j = clamp(i32(in(x, y, c) * 8.0), 0, 8) in "
+      "g(i) + g(j)\noutput out\n");
+  EXPECT_EQ(to_string(func(p, "out").value),
+            "let i = x - 1 in let j = min(max(i32(in(x, y, c) * 8.0), 0), 8) in g(i) + g(j)");
+}
+
+TEST(Checker, NewIntrinsicsTypesAndLiterals) {
+  Pipeline p = compile(
+      "func out(x, y) = f32(atan2(in(x, y), 1) + hypot(3, in(x, y)) + tanh(in(x, y)) +\n"
+      "                 tan(in(x, y)) + fma(2, in(x, y), 0.5))\noutput out\n",
+      "input in : f64[x, y]\n");
+  const Func& f = func(p, "out");
+  EXPECT_EQ(to_string(f.value),
+            "f32(atan2(in(x, y), f64(1.0)) + hypot(f64(3.0), in(x, y)) + tanh(in(x, y)) + "
+            "tan(in(x, y)) + fma(f64(2.0), in(x, y), f64(0.5)))");
+  // The literals are f64, as the operand beside them.
+  const Call* fma = f.value.as<Cast>()->value.as<Add>()->b.as<Call>();
+  ASSERT_NE(fma, nullptr);
+  EXPECT_EQ(fma->intrinsic, Intrinsic::Fma);
+  ASSERT_EQ(fma->args.size(), 3u);
+  for (const Expr& a : fma->args) EXPECT_EQ(a.type(), Float64());
+  // A call index through tanh or atan2 is bounded; through tan it is not (error_test.cpp).
+  compile(
+      "func g(x) = 1.0\nfunc out(x, y) = g(i32(tanh(in(x, y)) * 4.0)) + "
+      "g(i32(atan2(in(x, y), 1.0)))\noutput out\n",
+      "input in : f32[x, y]\n");
+}
+
+TEST(Checker, UnusedFuncsAreWarnedAboutAtTheirName) {
+  const std::string program =
+      "pipeline blur\n"
+      "input in : f32[x, y]\n"
+      "func used(x, y) = in(x, y) * 2.0\n"
+      "func tmp(x, y) = in(x, y) + 1.0\n"
+      "func only_by_tmp(x) = 1.0\n"
+      "func by_update(x) = f32(x)\n"
+      "func out(x, y) = used(x, y)\n"
+      "out(x, 0) += by_update(x) for x in in\n"
+      "func tmp2(x, y) = tmp(x, y) + only_by_tmp(x)\n"
+      "output out\n";
+  std::vector<CompileWarning> warnings;
+  Pipeline p = compile_pipeline(program, "blur.stp", &warnings);
+  EXPECT_EQ(p.funcs.size(), 6u);  // a warning, not an error: every func is still there
+  ASSERT_EQ(warnings.size(), 3u);
+  EXPECT_EQ(warnings[0].formatted,
+            "blur.stp:4:6: warning: func 'tmp' is never used by the output\n"
+            "  func tmp(x, y) = in(x, y) + 1.0\n"
+            "       ^");
+  EXPECT_EQ(warnings[0].file, "blur.stp");
+  EXPECT_EQ(warnings[0].line, 4);
+  EXPECT_EQ(warnings[0].col, 6);
+  EXPECT_EQ(warnings[0].message, "func 'tmp' is never used by the output");
+  EXPECT_EQ(warnings[1].message, "func 'only_by_tmp' is never used by the output");
+  EXPECT_EQ(warnings[1].line, 5);
+  EXPECT_EQ(warnings[2].message, "func 'tmp2' is never used by the output");
+  EXPECT_EQ(warnings[2].line, 9);
+  // Callers that do not ask for warnings get the same pipeline.
+  EXPECT_EQ(compile_pipeline(program, "blur.stp").funcs.size(), 6u);
+  // A program whose funcs all reach the output has none.
+  warnings.clear();
+  compile_pipeline("pipeline p\ninput in : f32[x]\nfunc a(x) = in(x)\nfunc b(x) = a(x)\noutput b\n",
+                   "ok.stp", &warnings);
+  EXPECT_TRUE(warnings.empty());
+}
+
 }  // namespace
 }  // namespace stipple

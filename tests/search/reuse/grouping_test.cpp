@@ -12,6 +12,7 @@
 
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/interp/evaluator.h"
+#include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/schedule/schedule_checker.h"
@@ -60,6 +61,30 @@ TEST(Grouping, FitsWithoutSplittingOnALargeCache) {
   EXPECT_TRUE(g.fits);
   EXPECT_EQ(g.configurations, 1);
   ASSERT_EQ(g.grouping.groups.size(), 1u);
+}
+
+// A read whose index goes through a `let` is analysed as the let's value: a shifted
+// stencil read (slidable, not data dependent), like the same read written out.
+TEST(PipelineAnalysisLets, ReadsThroughALetSeeItsValue) {
+  Pipeline p = compile_pipeline(
+      "pipeline p\ninput in : f32[x, y]\nfunc a(x, y) = in(x, y) * 2.0\n"
+      "func out(x, y) = let l = x - 1 in let r = l + 2 in a(l, y) + a(r, y)\noutput out\n",
+      "lets.stp");
+  PipelineAnalysis a(p, {256, 192});
+  const Node* out = nullptr;
+  for (const Node& n : a.nodes()) {
+    if (n.name == "out") out = &n;
+  }
+  ASSERT_NE(out, nullptr);
+  ASSERT_EQ(out->reads.size(), 2u);
+  EXPECT_EQ(to_string(out->reads[0].args[0]), "x - 1");
+  EXPECT_EQ(to_string(out->reads[1].args[0]), "x - 1 + 2");
+  for (const ReadSite& r : out->reads) {
+    EXPECT_FALSE(r.data_dependent[0]);
+    EXPECT_TRUE(r.slidable[0]);
+    ASSERT_EQ(r.loop_dims[0].size(), 1u);
+    EXPECT_EQ(r.loop_dims[0][0], 0);
+  }
 }
 
 // Lowers and runs `s` on a random image and compares with the reference evaluator.
