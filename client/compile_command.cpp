@@ -89,24 +89,7 @@ int run_compile(const CompileOptions& opt) {
   spdlog::info("compiling {} under {} for {} ({})", p.name,
                opt.schedule.empty() ? std::string("the default schedule") : opt.schedule,
                opt.target, target);
-  LoweredFunction lowered = lower(p, s);
-  // Each kind from the back end registered for it, each back end asked once.
-  codegen::AotOutputs outputs;
-  std::vector<const codegen::Backend*> backends;
-  for (codegen::EmitKind k : kinds) {
-    const codegen::Backend* b = &codegen::backend_for(k);
-    if (std::find(backends.begin(), backends.end(), b) == backends.end()) backends.push_back(b);
-  }
-  for (const codegen::Backend* b : backends) {
-    codegen::BackendRequest request;
-    for (codegen::EmitKind k : kinds) {
-      if (&codegen::backend_for(k) == b) request.kinds.push_back(k);
-    }
-    request.options = aot;
-    codegen::BackendResult r = b->compile(lowered, request);
-    if (!r.ok()) throw UserError(r.unsupported);
-    outputs.merge(r.artefact->files);
-  }
+  const codegen::AotOutputs outputs = codegen::emit_files(lower(p, s), kinds, aot);
 
   for (codegen::EmitKind k : kinds) {
     const std::string& contents = outputs.at(k);

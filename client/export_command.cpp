@@ -9,6 +9,7 @@
 #include "client/open_database.h"
 #include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
+#include "compiler_core/codegen/backend.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
@@ -77,7 +78,7 @@ int run_export(const ExportOptions& opt) {
   aot.output_name = p.output.func;
   for (const Expr& e : p.output.extents) aot.output_extents.push_back(to_string(e));
   Schedule s = compile_schedule(chosen.key.schedule, aot.schedule_file, p);
-  codegen::AotOutputs outputs = codegen::compile_ahead_of_time(lower(p, s), kinds, aot);
+  const codegen::AotOutputs outputs = codegen::emit_files(lower(p, s), kinds, aot);
   for (codegen::EmitKind k : kinds) {
     const std::string path = kinds.size() == 1 && opt.formats.size() == 1 && !opt.output.empty()
                                  ? opt.output

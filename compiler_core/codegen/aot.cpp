@@ -13,7 +13,6 @@
 #include <array>
 #include <cctype>
 
-#include "compiler_core/codegen/cpp_source.h"
 #include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/ir/error.h"
 
@@ -129,10 +128,15 @@ std::string describe_target(const std::string& name) {
 AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<EmitKind>& kinds,
                                  const AotOptions& options) {
   check_c_function_name(options.symbol);
+  for (EmitKind k : kinds) {
+    // The source kinds are other back ends' (backend.h's emit_files dispatches every kind).
+    STIPPLE_INTERNAL_CHECK(
+        k != EmitKind::CppSource && k != EmitKind::CudaSource,
+        "compile_ahead_of_time does not write " + std::string(emit_kind_name(k)) + " files");
+  }
   AotOutputs out;
-  const bool needs_code = std::any_of(kinds.begin(), kinds.end(), [](EmitKind k) {
-    return k != EmitKind::Header && k != EmitKind::CppSource;
-  });
+  const bool needs_code =
+      std::any_of(kinds.begin(), kinds.end(), [](EmitKind k) { return k != EmitKind::Header; });
   if (needs_code) {
     const TargetSpec target = named_target(options.target);
     llvm::LLVMContext ctx;
@@ -161,9 +165,6 @@ AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<Emi
   }
   if (std::find(kinds.begin(), kinds.end(), EmitKind::Header) != kinds.end()) {
     out[EmitKind::Header] = c_header(f, options);
-  }
-  if (std::find(kinds.begin(), kinds.end(), EmitKind::CppSource) != kinds.end()) {
-    out[EmitKind::CppSource] = cpp_source(f, options);
   }
   return out;
 }

@@ -61,8 +61,9 @@ std::string describe_target(const std::string& name);
 /// Each requested kind's file contents (text, or the object's bytes).
 using AotOutputs = std::map<EmitKind, std::string>;
 
-/// Generates, optimises and emits every kind in `kinds` (the module is optimised once).
-/// CppSource needs no LLVM module: it is cpp_source(f, options), whatever the target.
+/// Generates, optimises and emits every kind in `kinds` (the module is optimised once):
+/// the llvm-cpu back end's kinds, object, assembly, LLVM IR and header (the C++ and CUDA
+/// source are other back ends': backend.h's emit_files dispatches every kind).
 /// Throws UserError for an unknown target or a bad symbol, InternalError on an LLVM
 /// failure.
 AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<EmitKind>& kinds,

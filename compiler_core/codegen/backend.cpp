@@ -60,6 +60,27 @@ std::vector<std::string> emit_kind_names() {
   return names;
 }
 
+AotOutputs emit_files(const LoweredFunction& f, const std::vector<EmitKind>& kinds,
+                      const AotOptions& options) {
+  std::vector<const Backend*> asked;
+  for (EmitKind k : kinds) {
+    const Backend* b = &backend_for(k);
+    if (std::find(asked.begin(), asked.end(), b) == asked.end()) asked.push_back(b);
+  }
+  AotOutputs outputs;
+  for (const Backend* b : asked) {
+    BackendRequest request;
+    for (EmitKind k : kinds) {
+      if (&backend_for(k) == b) request.kinds.push_back(k);
+    }
+    request.options = options;
+    BackendResult r = b->compile(f, request);
+    if (!r.ok()) throw UserError(r.unsupported);
+    outputs.merge(r.artefact->files);
+  }
+  return outputs;
+}
+
 std::shared_ptr<CompiledFunction> compile_for_host(const LoweredFunction& f) {
   BackendRequest request;
   request.callable = true;

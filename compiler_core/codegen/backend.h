@@ -86,6 +86,12 @@ const Backend& backend_for(EmitKind kind);
 /// what `--emit` accepts.
 std::vector<std::string> emit_kind_names();
 
+/// Every kind in `kinds`, each from the back end registered for it, each back end asked
+/// once: what `stipple compile --emit` and `stipple export --format` write. UserError with
+/// the back end's reason when one cannot serve the request (a target it has no code for).
+AotOutputs emit_files(const LoweredFunction& f, const std::vector<EmitKind>& kinds,
+                      const AotOptions& options);
+
 /// Code for `f` to call in this process: what every caller that runs generated code here
 /// (the measuring process, `stipple run`, the benches) asks for, from the first registered
 /// back end that makes callables for the host target. The callable keeps its code alive;

@@ -40,6 +40,7 @@
 #include <vector>
 
 #include "compiler_core/codegen/aot.h"
+#include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/image/image_io.h"
 #include "compiler_core/ir/ir_printer.h"
@@ -572,7 +573,7 @@ TEST(CppSource, EmitKindAndTheFilesShape) {
   opt.pipeline_file = "two_pass_blur.stp";
   opt.schedule_file = "two_pass_blur.sched";
   opt.output_name = "out";
-  codegen::AotOutputs out = codegen::compile_ahead_of_time(f, {codegen::EmitKind::CppSource}, opt);
+  codegen::AotOutputs out = codegen::emit_files(f, {codegen::EmitKind::CppSource}, opt);
   ASSERT_EQ(out.size(), 1u);
   const std::string& text = out.at(codegen::EmitKind::CppSource);
   EXPECT_EQ(text, codegen::cpp_source(f, opt));
