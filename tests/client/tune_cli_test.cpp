@@ -15,6 +15,7 @@
 #include <future>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -143,6 +144,44 @@ TEST_F(TuneCli, ThresholdsAreSettableAndLabelledByTheMetric) {
     Result b = run("tune " + job(std::string("--budget 2 --thresholds ") + bad));
     EXPECT_EQ(b.exit_code, 2) << bad << "\n" << b.output;
   }
+}
+
+// With neither --budget nor --time, a run stops at 600 evaluations or 150 s of search,
+// whichever comes first (the README's first command must take what it promises on a slow
+// machine too): the run as stored says so. The tune is stopped once its run exists.
+TEST_F(TuneCli, TheDefaultBudgetIsCappedInTime) {
+  pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const std::string cmd = std::string("exec ") + STIPPLE_BINARY + " tune " + job("") + " > " +
+                            path("tune.log") + " 2>&1";
+    execl("/bin/sh", "sh", "-c", cmd.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  std::optional<stipple::storage::RunRecord> created;
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (!created && std::chrono::steady_clock::now() < give_up) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    if (!fs::exists(path("t.db"))) continue;
+    try {
+      created = stipple::storage::Database::open(path("t.db"))->find_run(1);
+    } catch (const std::exception&) {
+      // The file is being created: try again.
+    }
+  }
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  ASSERT_TRUE(created) << "no run was created";
+  EXPECT_EQ(created->budget_evaluations, 600);
+  EXPECT_EQ(created->budget_seconds, 150);
+  const nlohmann::json options = nlohmann::json::parse(created->options_json);
+  EXPECT_EQ(options["budget"], 600);
+  EXPECT_EQ(options["time_budget_s"], 150.0);
+
+  // An explicit --budget is not capped; --time alone has no evaluation budget.
+  ASSERT_EQ(run("tune " + job("--budget 2 --population 2")).exit_code, 0);
+  auto db = stipple::storage::Database::open(path("t.db"));
+  EXPECT_EQ(db->find_run(2)->budget_seconds, 0);
 }
 
 TEST_F(TuneCli, BadInputExitsTwoWithAReason) {

@@ -22,6 +22,7 @@
 #include <string>
 
 #include "compiler_core/ir/error.h"
+#include "tests/common/user_error_message.h"
 
 namespace stipple {
 namespace {
@@ -53,14 +54,7 @@ Buffer random_photo(ScalarType type, int64_t w, int64_t h, int64_t c, uint32_t s
   return b;
 }
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no UserError)";
-}
+using testing_common::message_of;
 
 InputDecl input(std::string name, Type type, std::vector<std::string> dims) {
   InputDecl d;

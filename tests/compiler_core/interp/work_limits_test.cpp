@@ -7,6 +7,7 @@
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
+#include "tests/common/user_error_message.h"
 #include "tests/compiler_core/interp/ir_builders.h"
 
 namespace stipple {
@@ -14,14 +15,7 @@ namespace {
 
 using namespace irb;
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing_common::message_of;
 
 constexpr const char* kProgram = R"(
 pipeline sizes
@@ -101,7 +95,7 @@ TEST(WorkLimits, RunsOverALimitFailWithTheNumbers) {
             "this run would compute 2.95e+14 points (pixels of every func, update and reduction "
             "step), over the limit of 1e+12");
   e.points = 1e12;
-  EXPECT_EQ(message_of([&] { check_work_limits(e, WorkLimits{}); }), "(no error)");
+  EXPECT_EQ(message_of([&] { check_work_limits(e, WorkLimits{}); }), "(no UserError)");
 }
 
 // `sum(i in 0..2000000000 : ...)` ran for minutes: its estimate is immediate and exact.

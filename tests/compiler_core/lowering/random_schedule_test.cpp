@@ -38,7 +38,7 @@ void run_random_schedules(int per_pipeline, uint64_t seed,
   std::vector<std::string> paths = testing_lowering::benchmark_paths();
   const char* only = std::getenv("STIPPLE_LOWER_PIPELINE");
   std::atomic<size_t> next{0};
-  std::atomic<int> total{0}, failed{0}, out_of_memory{0};
+  std::atomic<int> total{0}, failed{0}, out_of_memory{0}, extreme{0};
   std::mutex print;
   auto worker = [&] {
     for (size_t k = next++; k < paths.size(); k = next++) {
@@ -48,10 +48,17 @@ void run_random_schedules(int per_pipeline, uint64_t seed,
       auto start = std::chrono::steady_clock::now();
       for (int i = 0; i < per_pipeline; ++i) {
         Schedule s = random_schedule(c.pipeline, rng, options);
+        const std::string text = print_schedule(s, c.pipeline);
+        // Drawn extreme factors (the options' point): counted, so that a generator that
+        // stopped drawing them fails below rather than passing on ordinary schedules.
+        if (text.find("16777216") != std::string::npos ||
+            text.find("16777215") != std::string::npos ||
+            text.find("1048577") != std::string::npos) {
+          ++extreme;
+        }
         if (std::getenv("STIPPLE_LOWER_VERBOSE")) {  // to find the schedule a run hangs in
           std::lock_guard<std::mutex> lock(print);
-          std::printf("%s schedule %d:\n%s", c.pipeline.name.c_str(), i,
-                      print_schedule(s, c.pipeline).c_str());
+          std::printf("%s schedule %d:\n%s", c.pipeline.name.c_str(), i, text.c_str());
           std::fflush(stdout);
         }
         std::string why;
@@ -59,8 +66,7 @@ void run_random_schedules(int per_pipeline, uint64_t seed,
           check_schedule(s, c.pipeline);  // the generator's promise
           why = c.check(*jit, s);
         } catch (const std::exception& e) {
-          why = c.pipeline.name + " under schedule:\n" + print_schedule(s, c.pipeline) +
-                "threw: " + e.what();
+          why = c.pipeline.name + " under schedule:\n" + text + "threw: " + e.what();
           // A failed allocation (codegen's kErrorOutOfMemory) is counted and printed
           // rather than failed: loose symbolic bounds in deep compute_at/store_at nests
           // could once make one (an interpolate schedule; fixed in bounds_inference.cpp,
@@ -87,8 +93,13 @@ void run_random_schedules(int per_pipeline, uint64_t seed,
   std::thread helper(worker);
   worker();
   helper.join();
-  std::printf("%d schedules, %d mismatches, %d skipped for a failed allocation\n", total.load(),
-              failed.load(), out_of_memory.load());
+  std::printf(
+      "%d schedules (%d with extreme factors), %d mismatches, %d skipped for a failed "
+      "allocation\n",
+      total.load(), extreme.load(), failed.load(), out_of_memory.load());
+  if (options.extreme_factor_probability > 0 && !only) {
+    EXPECT_GE(extreme.load(), total.load() / 4) << "too few schedules with extreme factors";
+  }
 }
 
 // Split and tile factors at the checker's limit and past any image (a factor of 2^31 - 1

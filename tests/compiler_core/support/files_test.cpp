@@ -12,20 +12,14 @@
 #include <random>
 
 #include "compiler_core/ir/error.h"
+#include "tests/common/user_error_message.h"
 
 namespace stipple {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string message_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const UserError& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
+using testing_common::message_of;
 
 class Files : public ::testing::Test {
  protected:
