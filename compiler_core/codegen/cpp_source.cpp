@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "compiler_core/codegen/cuda_target.h"
+#include "compiler_core/codegen/exit_guard.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/ir/ir_visitor.h"
@@ -159,8 +160,9 @@ const std::set<std::string>& reserved_names() {
       "stipple_buffer_dim", "stipple_set_num_threads", "stipple_cpp_num_threads", "wrap_add",
       "wrap_sub", "wrap_mul", "floor_div", "euclid_mod", "float_mod", "min_of", "max_of", "abs_i32",
       "saturating_cast", "round_even", "pow2i", "exp_f32", "exp_f32_body", "clamp_index",
-      "mirror_index", "outside", "domain_span", "median_key", "MedianValues", "parallel_for",
-      "parallel_depth", "thread_count", "i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7",
+      "mirror_index", "outside", "fits_kernel_index", "device_malloc", "domain_span", "median_key",
+      "MedianValues", "parallel_for", "parallel_depth", "thread_count", "i0", "i1", "i2", "i3",
+      "i4", "i5", "i6", "i7",
       // Macros and names of the C library an identifier must not hide.
       "NULL", "EOF", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "errno", "assert", "unix", "linux",
       "i386", "math_errhandling", "FLT_EVAL_METHOD"};
@@ -318,12 +320,16 @@ class CppGen {
   std::string file_comment() const;
   std::string provenance() const;
   std::string buffer_list() const;
+  /// How a loop nest indexes a buffer: in 64 bits on a CPU; in 32 bits in a GPU kernel,
+  /// whose host code refuses buffers that do not fit (fits_kernel_index).
+  enum class IndexWidth { Bits64, Bits32 };
   /// The declarations a loop nest needs of one buffer, read from the descriptor `b`: the
   /// min, extent and stride arrays and i32 variables that `used` names, and the accessor
   /// when `with_accessor` and used.
   void buffer_declarations(std::ostream& os, const BufferInfo& buf, const External& ext,
                            const std::string& b, const std::set<std::string>& used,
-                           bool with_accessor, const std::string& ind) const;
+                           bool with_accessor, const std::string& ind,
+                           IndexWidth width = IndexWidth::Bits64) const;
 
   // ---- CUDA
   /// A band of GPU block loops (with the thread loops inside) as a kernel, and its launch.
@@ -379,6 +385,8 @@ class CppGen {
   int kernel_count_ = 0;
   bool error_word_ = false;  // some kernel reports an error code (stipple_error)
   bool in_kernel_ = false;
+  // The guard emit_for found to be its loop's exit, printed as a break (exit_guard.h).
+  const IfThenElse* exit_guard_ = nullptr;
   std::map<std::string, int> thread_dims_;            // IR loop name -> 0 (x), 1 (y), 2 (z)
   std::map<std::string, External> device_externals_;  // device Allocates, by accessor
   std::string* out_ = nullptr;
@@ -528,6 +536,9 @@ constexpr const char* kIncludes = R"(
 struct Helper {
   std::vector<std::string> names;  // what it defines
   std::string text;
+  // The CUDA dialect's text where it differs: kernels index in 32 bits
+  // (fits_kernel_index).
+  std::string cuda_text = {};
 };
 
 // A helper's text from the runtime's own source (an .inc file of
@@ -638,14 +649,22 @@ inline F round_even(F x) {
 }
 )"},
       {{"exp_f32", "pow2i", "exp_f32_body"}, exp_f32_text()},
-      {{"clamp_index"}, R"(
+      {{"clamp_index"},
+       R"(
 // Input coordinates outside [0, extent) read the nearest edge pixel (clamp), ...
 inline int64_t clamp_index(int32_t c, int64_t extent) {
   const int64_t i = c;
   return i < 0 ? 0 : i >= extent ? extent - 1 : i;
 }
+)",
+       R"(
+// Input coordinates outside [0, extent) read the nearest edge pixel (clamp), ...
+inline int32_t clamp_index(int32_t c, int32_t extent) {
+  return c < 0 ? 0 : c >= extent ? extent - 1 : c;
+}
 )"},
-      {{"mirror_index"}, R"(
+      {{"mirror_index"},
+       R"(
 // ... or the reflection about the edge pixel without repeating it (period 2 * (extent - 1)).
 inline int64_t mirror_index(int32_t c, int64_t extent) {
   const int64_t i = c;
@@ -656,11 +675,29 @@ inline int64_t mirror_index(int32_t c, int64_t extent) {
   if (m < 0) m += period;
   return m >= extent ? period - m : m;
 }
+)",
+       R"(
+// ... or the reflection about the edge pixel without repeating it (period 2 * (extent - 1)).
+inline int32_t mirror_index(int32_t c, int32_t extent) {
+  if (static_cast<uint32_t>(c) < static_cast<uint32_t>(extent)) return c;
+  if (extent <= 1) return 0;
+  const int64_t period = (static_cast<int64_t>(extent) - 1) * 2;
+  int64_t m = c % period;
+  if (m < 0) m += period;
+  return static_cast<int32_t>(m >= extent ? period - m : m);
+}
 )"},
-      {{"outside"}, R"(
+      {{"outside"},
+       R"(
 // Whether a coordinate is outside the image (an input with a constant boundary).
 inline bool outside(int32_t c, int64_t extent) {
   return static_cast<uint64_t>(static_cast<int64_t>(c)) >= static_cast<uint64_t>(extent);
+}
+)",
+       R"(
+// Whether a coordinate is outside the image (an input with a constant boundary).
+inline bool outside(int32_t c, int32_t extent) {
+  return static_cast<uint32_t>(c) >= static_cast<uint32_t>(extent);
 }
 )"},
       {{"domain_span", "MedianValues", "median_key"}, R"(
@@ -895,7 +932,10 @@ std::string needed_helpers(const std::string& code, Dialect dialect = Dialect::C
   }
   std::string out;
   for (size_t i = 0; i < list.size(); ++i) {
-    if (take[i]) out += dialect == Dialect::Cuda ? cuda_helper_text(list[i].text) : list[i].text;
+    if (!take[i]) continue;
+    const Helper& h = list[i];
+    out += dialect == Dialect::Cpp ? h.text
+                                   : cuda_helper_text(h.cuda_text.empty() ? h.text : h.cuda_text);
   }
   return out;
 }
@@ -945,6 +985,13 @@ constexpr const char* kCudaIncludes = R"(
 #ifndef STIPPLE_CUDA_LAUNCH
 #define STIPPLE_CUDA_LAUNCH(kernel, grid, block) kernel<<<grid, block>>>
 #endif
+
+// A loop the schedule unrolls: nvcc unrolls it; a C++ compiler (the tests' stand-in) need not.
+#ifdef __CUDACC__
+#define STIPPLE_UNROLL _Pragma("unroll")
+#else
+#define STIPPLE_UNROLL
+#endif
 )";
 
 // The host side's allocations on the GPU.
@@ -957,6 +1004,22 @@ constexpr const char* kDeviceMalloc = R"(
   *p = nullptr;
   if (e == cudaErrorMemoryAllocation) return STIPPLE_ERROR_OUT_OF_MEMORY;
   return STIPPLE_ERROR_DEVICE;
+}
+
+// Kernels index in 32 bits, as Halide's do unless a target has large_buffers: 64-bit index
+// arithmetic costs a GPU several instructions a load, and made blur3x3 instruction-bound.
+// So each buffer a kernel reads or writes must span fewer than 2^31 elements (from its
+// least to its greatest indexed element); STIPPLE_ERROR_BUFFER_TOO_LARGE otherwise.
+[[maybe_unused]] bool fits_kernel_index(const stipple_buffer& b) {
+  int64_t span = 0;
+  for (int d = 0; d < b.dimensions; ++d) {
+    const int64_t extent = b.dim[d].extent, stride = b.dim[d].stride;
+    if (extent <= 0) return true;  // no elements at all
+    const int64_t step = stride < 0 ? -stride : stride;
+    if (step != 0 && extent - 1 > (INT32_MAX - span) / step) return false;
+    span += (extent - 1) * step;
+  }
+  return true;
 }
 )";
 
@@ -982,7 +1045,8 @@ std::string CppGen::cuda_file_comment() const {
      << "//     buffers already in device memory (`host` is a device pointer): runs and waits.\n"
      << "// Both return the codes below: STIPPLE_ERROR_DEVICE (3) when a CUDA call failed (no\n"
      << "// GPU, a launch, a copy, a fault in a kernel), STIPPLE_ERROR_OUT_OF_MEMORY when an\n"
-     << "// allocation on the GPU failed.\n//\n"
+     << "// allocation on the GPU failed, STIPPLE_ERROR_BUFFER_TOO_LARGE (4) when a buffer\n"
+     << "// spans 2^31 elements or more (kernels index in 32 bits).\n//\n"
      << buffer_list();
   return os.str();
 }
@@ -1016,6 +1080,7 @@ std::string CppGen::cuda_host_wrapper() const {
         (dimensions[k] > 0 && buffers[k].dim[0].stride != 1)) {
       return STIPPLE_ERROR_BUFFER_MISMATCH;
     }
+    if (!fits_kernel_index(buffers[k])) return STIPPLE_ERROR_BUFFER_TOO_LARGE;  // copy nothing
   }
   stipple_buffer device[kBuffers];
   void* memory[kBuffers] = {};
@@ -1092,7 +1157,10 @@ std::string CppGen::generate_cuda() {
   text += kCudaIncludes;
   text += "\nextern \"C\" {\n\n";
   text += c_header_common_block();
-  text += "enum { STIPPLE_ERROR_DEVICE = 3 };  // a CUDA call failed\n\n";
+  text +=
+      "enum {\n  STIPPLE_ERROR_DEVICE = 3,  // a CUDA call failed\n"
+      "  STIPPLE_ERROR_BUFFER_TOO_LARGE = 4,  // 2^31 elements or more: kernels index in 32 "
+      "bits\n};\n\n";
   text += "int32_t " + options_.symbol + "(const stipple_buffer* buffers, const double* params);\n";
   text += "int32_t " + options_.symbol +
           "_device(const stipple_buffer* buffers, const double* params);\n\n}  // extern \"C\"\n\n";
@@ -1122,6 +1190,11 @@ std::string CppGen::opening_part() {
        << ".dimensions != " << buf.dims;
     if (buf.dims > 0) os << " || " << b << ".dim[0].stride != 1";
     os << ") {\n    return STIPPLE_ERROR_BUFFER_MISMATCH;\n  }\n";
+  }
+  if (dialect_ == Dialect::Cuda && total > 0) {
+    os << "  for (int k = 0; k < " << total << "; ++k) {\n"
+       << "    if (!fits_kernel_index(buffers[k])) return STIPPLE_ERROR_BUFFER_TOO_LARGE;\n"
+       << "  }\n";
   }
   // Params: each double converted as an f64 cast (saturating for i32).
   bool any_param = false;
@@ -1166,7 +1239,8 @@ std::string CppGen::opening_part() {
 
 void CppGen::buffer_declarations(std::ostream& os, const BufferInfo& buf, const External& ext,
                                  const std::string& b, const std::set<std::string>& used,
-                                 bool with_accessor, const std::string& ind) const {
+                                 bool with_accessor, const std::string& ind,
+                                 IndexWidth width) const {
   const bool accessor = with_accessor && used.count(ext.accessor) > 0;
   bool min = accessor && !buf.is_input,
        extent = used.count(ext.extent) || (accessor && buf.is_input),
@@ -1176,12 +1250,16 @@ void CppGen::buffer_declarations(std::ostream& os, const BufferInfo& buf, const 
     extent = extent || used.count(ext.extent_vars[d]);
     stride = stride || used.count(ext.stride_vars[d]);
   }
+  const bool narrow = width == IndexWidth::Bits32;
   auto array = [&](const std::string& array_name, const std::string& field) {
-    os << ind << "const int64_t " << array_name << "[" << std::max(buf.dims, 1) << "] = {";
+    os << ind << (narrow ? "const int32_t " : "const int64_t ") << array_name << "["
+       << std::max(buf.dims, 1) << "] = {";
     for (int d = 0; d < buf.dims; ++d) {
+      const std::string value = b + ".dim[" + std::to_string(d) + "]." + field;
       os << (d ? ", " : "")
          << (field == "stride" && d == 0 ? std::string("1")
-                                         : b + ".dim[" + std::to_string(d) + "]." + field);
+             : narrow                    ? "static_cast<int32_t>(" + value + ")"
+                                         : value);
     }
     if (buf.dims == 0) os << "0";
     os << "};\n";
@@ -1206,7 +1284,11 @@ void CppGen::buffer_declarations(std::ostream& os, const BufferInfo& buf, const 
   }
   if (!accessor) return;
   const std::string mt = memory_type(buf.type);
-  os << ind << (buf.is_input ? "const " : "") << mt << "* const " << ext.host << " = static_cast<"
+  // In a kernel every buffer is __restrict__: distinct buffers never overlap (AOT.md: the
+  // inputs may not overlap the outputs), so nvcc may keep loaded values across stores and
+  // read inputs through the read-only cache.
+  os << ind << (buf.is_input ? "const " : "") << mt
+     << (narrow ? "* __restrict__ const " : "* const ") << ext.host << " = static_cast<"
      << (buf.is_input ? "const " : "") << mt << "*>(" << b << ".host);\n";
   std::string params_list, index;
   for (int d = 0; d < buf.dims; ++d) {
@@ -1278,6 +1360,12 @@ void CppGen::emit(const Stmt& s) {
     case IRNodeType::IfThenElse: {
       const IfThenElse* op = s.as<IfThenElse>();
       const Value c = expr(op->condition);
+      if (op == exit_guard_) {
+        exit_guard_ = nullptr;
+        line("if (!(" + unwrapped(c.text) + ")) break;  // false from here to the loop's end");
+        emit(op->then_case);
+        return;
+      }
       line("if (" + unwrapped(c.text) + ") {");
       block([&] { emit(op->then_case); });
       if (op->else_case.defined()) {
@@ -1353,8 +1441,15 @@ void CppGen::emit_for(const For* op) {
   std::string note;
   if (op->for_type == ForType::Vectorized) note = "  // vectorized";
   if (op->for_type == ForType::Unrolled) note = "  // unrolled";
+  // In a kernel: an unrolled loop is nvcc's to unroll, and a tail guard that ends the loop
+  // is its exit (exit_guard.h), so that each iteration's values serve the next.
+  const bool kernel_loop = dialect_ == Dialect::Cuda && in_kernel_;
+  if (kernel_loop && op->for_type == ForType::Unrolled) line("STIPPLE_UNROLL");
   line("for (int32_t " + v + " = " + min.text + "; " + v + " < " + end + "; ++" + v + ") {" + note);
+  const IfThenElse* saved_exit = exit_guard_;
+  exit_guard_ = kernel_loop ? exit_guard_of(op) : nullptr;
   block([&] { emit(op->body); });
+  exit_guard_ = saved_exit;
   line("}");
   pop_var();
   close_block();
@@ -1511,7 +1606,13 @@ void CppGen::emit_allocate(const Allocate* op) {
     for (const std::string& m : mins) {
       if (m != "0") use(m);
     }
-    if (!zero_mins) line("const int64_t " + min + n + " = {" + join(mins) + "};");
+    // A stack array in a GPU kernel is indexed in 32 bits (it has at most 64 KiB), as the
+    // kernel's buffers are: 64-bit index arithmetic costs the GPU several instructions.
+    const bool narrow = on_stack && dialect_ == Dialect::Cuda;
+    if (!zero_mins) {
+      line(std::string(narrow ? "const int32_t " : "const int64_t ") + min + n + " = {" +
+           join(mins) + "};");
+    }
     if (!constant_size && dims > 1)
       line("const int64_t " + stride + n + " = {" + join(strides) + "};");
     if (on_stack) {
@@ -2141,7 +2242,7 @@ void CppGen::emit_kernel(const For* op) {
     const std::string param = "stipple_b" + std::to_string(params.size());
     params.push_back("const stipple_buffer " + param);
     args.push_back(descriptor);
-    buffer_declarations(decls, buf, *ext, param, decl_used, true, "  ");
+    buffer_declarations(decls, buf, *ext, param, decl_used, true, "  ", IndexWidth::Bits32);
   }
 
   const std::string kernel = options_.symbol + "_kernel" + std::to_string(kernel_count_++);
@@ -2263,6 +2364,9 @@ void CppGen::emit_device_allocate(const Allocate* op) {
     bytes = ext.extent + subscript(d) + " * " + bytes;
   }
   line("void* " + device + " = nullptr;");
+  line("if (status == STIPPLE_OK && !fits_kernel_index(" + buf.descriptor + ")) {");
+  line("  status = STIPPLE_ERROR_BUFFER_TOO_LARGE;");
+  line("}");
   line("if (status == STIPPLE_OK) {");
   line("  status = device_malloc(&" + device + ", std::max<int64_t>(" + bytes + ", 1));");
   line("}");

@@ -133,6 +133,78 @@ TEST(CudaSource, WritesKernelsOrSaysWhichFuncItCannotPlace) {
   EXPECT_THROW(codegen::cuda_source(lower(blur, Schedule{}), opt), UserError);
 }
 
+// The kernels' index arithmetic is 32-bit and their buffers __restrict__, and the unrolled
+// rows of a thread leave the loop at the tail guard (exit_guard.h): each measured on an
+// H200 (bench/README.md), each gone if its printing were switched off.
+TEST(CudaSource, KernelsIndexIn32BitsAndLeaveTheirRowLoopAtTheTail) {
+  const Pipeline p = load_benchmark_pipeline("blur3x3");
+  const Schedule gpu = load_schedule_file(source_path("datasets/pipelines/gpu/blur3x3.sched"), p,
+                                          ScheduleTarget::Gpu);
+  codegen::AotOptions opt;
+  opt.symbol = "pipeline";
+  opt.target = "cuda-sm_90";
+  const std::string cu = codegen::cuda_source(lower(p, gpu), opt);
+  const std::string kernel = cu.substr(cu.find("__global__ void pipeline_kernel0("));
+  EXPECT_NE(kernel.find("const int32_t in_extent[3] = {static_cast<int32_t>("), std::string::npos);
+  EXPECT_NE(kernel.find("const float* __restrict__ const in_host"), std::string::npos);
+  EXPECT_NE(cu.find("inline int32_t clamp_index(int32_t c, int32_t extent)"), std::string::npos);
+  EXPECT_EQ(cu.find("int64_t clamp_index"), std::string::npos);
+  const size_t unroll = kernel.find("STIPPLE_UNROLL\n");
+  ASSERT_NE(unroll, std::string::npos);
+  const size_t loop = kernel.find("for (int32_t", unroll);
+  EXPECT_EQ(kernel.find_first_not_of(' ', unroll + 15), loop) << "the macro is the loop's";
+  EXPECT_NE(kernel.find(")) break;  // false from here to the loop's end", loop),
+            std::string::npos);
+}
+
+// A buffer of 2^31 elements or more is refused before anything runs or is copied; the
+// generated fits_kernel_index is exact at the limit. Compiled as C++ against the tests'
+// stand-in CUDA runtime (tests/gpu/cuda_emulation), with a main in the same file.
+TEST(CudaSource, BuffersSpanningTwoToThe31ElementsAreRefused) {
+  const Pipeline p = load_benchmark_pipeline("blur3x3");
+  codegen::AotOptions opt;
+  opt.symbol = "pipeline";
+  opt.target = "cuda-sm_90";
+  const std::string cu = codegen::cuda_source(
+      lower(p, load_schedule_file(source_path("datasets/pipelines/gpu/blur3x3.sched"), p,
+                                  ScheduleTarget::Gpu)),
+      opt);
+  const fs::path dir =
+      fs::temp_directory_path() / ("stipple-cuda-limit-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "main.cpp") << cu << R"(
+#include <cstdio>
+stipple_buffer image(int64_t w, int64_t h, int64_t c) {
+  stipple_buffer b = {};
+  b.type = STIPPLE_TYPE_F32;
+  b.dimensions = 3;
+  b.dim[0] = {0, w, 1};
+  b.dim[1] = {0, h, w};
+  b.dim[2] = {0, c, w * h};
+  return b;
+}
+int main() {
+  // 65536 x 32768 x 1 spans 2^31 - 1 elements from the first to the last: the most there is.
+  const bool at_limit = fits_kernel_index(image(65536, 32768, 1));
+  const bool past_limit = fits_kernel_index(image(65536, 32769, 1));
+  const bool planes_past = fits_kernel_index(image(1024, 1024, 2049));
+  stipple_buffer buffers[2] = {image(65536, 32769, 1), image(65536, 32769, 1)};
+  // No memory behind them: refused before any is touched, by both entry points.
+  const int device = pipeline_device(buffers, nullptr);
+  const int host = pipeline(buffers, nullptr);
+  std::printf("%d %d %d %d %d\n", at_limit, past_limit, planes_past, device, host);
+}
+)";
+  const testing_cli::Result build = testing_cli::shell(
+      "c++ -std=c++17 -O1 -I " + source_path("tests/gpu/cuda_emulation") + " -x c++ " +
+      (dir / "main.cpp").string() + " -o " + (dir / "main").string());
+  ASSERT_EQ(build.exit_code, 0) << build.output;
+  const testing_cli::Result run = testing_cli::shell((dir / "main").string());
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  EXPECT_EQ(run.output, "1 0 0 4 4\n");
+  fs::remove_all(dir);
+}
+
 #ifdef STIPPLE_NVCC
 // nvcc -cubin runs ptxas for the architecture: the kernels assemble for Ampere and Hopper.
 TEST(CudaSource, NvccBuildsMachineCodeForSm80AndSm90) {
