@@ -35,10 +35,11 @@ bool RpcError::bad_input() const {
   }
 }
 
-proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec) {
+proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec,
+                                            std::vector<CompileWarning>* warnings) {
   proto::SubmitRunRequest r;
   const std::string source = read_text_file(spec.pipeline_file, "pipeline");
-  const Pipeline pipeline = compile_pipeline(source, spec.pipeline_file);
+  const Pipeline pipeline = compile_pipeline(source, spec.pipeline_file, warnings);
   *r.mutable_pipeline() = to_proto(pipeline);
   r.set_pipeline_source(source);
   r.set_pipeline_file(std::filesystem::path(spec.pipeline_file).filename().string());

@@ -27,6 +27,10 @@
 #include "proto/coordinator.grpc.pb.h"
 #include "proto/rpc_security.h"
 
+namespace stipple {
+struct CompileWarning;  // compiler_core/language/frontend.h
+}  // namespace stipple
+
 namespace stipple::client {
 
 struct ClientOptions {
@@ -67,8 +71,10 @@ struct SubmitSpec {
 /// Reads the files of `spec` into a request: the pipeline's source (compiled here too, so
 /// a bad one fails before anything is sent, with its file:line:col) and IR, the photos'
 /// bytes and hashes, the baseline's text. UserError for a file that cannot be read or a
-/// pipeline or schedule that does not compile.
-proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec);
+/// pipeline or schedule that does not compile. The pipeline's warnings (a func the output
+/// never uses, ...) are appended to `warnings` when it is given.
+proto::SubmitRunRequest make_submit_request(const SubmitSpec& spec,
+                                            std::vector<CompileWarning>* warnings = nullptr);
 
 class CoordinatorClient {
  public:

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/load_pipeline.h"
 #include "client/open_database.h"
 #include "client/output_file.h"
 #include "compiler_core/codegen/aot.h"
@@ -48,7 +49,7 @@ int run_export(const ExportOptions& opt) {
   std::optional<storage::RunRecord> run = db->find_run(opt.run);
   std::optional<storage::PipelineRecord> stored = db->pipeline(run->pipeline_id);
   const std::string pipeline_file = stored->name + ".stp";
-  Pipeline p = compile_pipeline(stored->source, pipeline_file);
+  Pipeline p = compile_pipeline_reporting(stored->source, pipeline_file);
   const std::string base = opt.output.empty() ? stored->name + "_run" + std::to_string(opt.run) +
                                                     "_v" + std::to_string(opt.variant)
                                               : opt.output;

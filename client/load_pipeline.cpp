@@ -7,13 +7,9 @@
 
 namespace stipple::cli {
 
-namespace {
-
-void report(const std::vector<CompileWarning>& warnings, std::ostream& os) {
+void report_warnings(const std::vector<CompileWarning>& warnings, std::ostream& os) {
   for (const CompileWarning& w : warnings) os << w.formatted << "\n";
 }
-
-}  // namespace
 
 Pipeline load_pipeline_reporting(const std::string& path) {
   return load_pipeline_reporting(path, std::cerr);
@@ -22,14 +18,14 @@ Pipeline load_pipeline_reporting(const std::string& path) {
 Pipeline load_pipeline_reporting(const std::string& path, std::ostream& warnings_to) {
   std::vector<CompileWarning> warnings;
   Pipeline p = load_pipeline_file(path, &warnings);
-  report(warnings, warnings_to);
+  report_warnings(warnings, warnings_to);
   return p;
 }
 
 Pipeline compile_pipeline_reporting(std::string_view source, const std::string& file_name) {
   std::vector<CompileWarning> warnings;
   Pipeline p = compile_pipeline(source, file_name, &warnings);
-  report(warnings, std::cerr);
+  report_warnings(warnings, std::cerr);
   return p;
 }
 

@@ -6,8 +6,10 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "compiler_core/ir/pipeline.h"
+#include "compiler_core/language/frontend.h"
 
 namespace stipple::cli {
 
@@ -17,5 +19,8 @@ Pipeline load_pipeline_reporting(const std::string& path, std::ostream& warnings
 
 /// compile_pipeline of a source read by the caller, with its warnings written likewise.
 Pipeline compile_pipeline_reporting(std::string_view source, const std::string& file_name);
+
+/// Writes warnings the front end gave as the functions above do, one after another.
+void report_warnings(const std::vector<CompileWarning>& warnings, std::ostream& os);
 
 }  // namespace stipple::cli

@@ -9,6 +9,7 @@
 
 #include "client/cluster_cli.h"
 #include "client/commands.h"
+#include "client/load_pipeline.h"
 #include "client/photo_args.h"
 #include "client/progress_printer.h"
 #include "compiler_core/ir/error.h"
@@ -44,7 +45,9 @@ int run_submit(const SubmitOptions& opt) {
   } else if (opt.baseline != "default") {
     spec.baseline_file = opt.baseline;
   }
-  const proto::SubmitRunRequest request = client::make_submit_request(spec);
+  std::vector<CompileWarning> warnings;
+  const proto::SubmitRunRequest request = client::make_submit_request(spec, &warnings);
+  report_warnings(warnings, std::cerr);
   client::ClientOptions co = client_options(opt.connection);
   return with_coordinator([&] {
     client::CoordinatorClient coordinator(co);

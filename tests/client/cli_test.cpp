@@ -73,6 +73,12 @@ TEST_F(Cli, AFuncTheOutputNeverUsesIsAWarningNotAnError) {
   Result lowered = run("lower " + f);
   EXPECT_EQ(lowered.exit_code, 0) << lowered.output;
   EXPECT_NE(lowered.output.find(warning), std::string::npos) << lowered.output;
+  // submit compiles the pipeline before it connects: the warning comes before the
+  // connection's error (no coordinator listens on port 1).
+  Result submitted = run("submit " + f + " --coordinator 127.0.0.1:1 --images " +
+                         source("datasets/fixtures/natural-820x614.png"));
+  EXPECT_NE(submitted.exit_code, 0) << submitted.output;
+  EXPECT_EQ(submitted.output.find(warning), 0u) << submitted.output;
   // A pipeline whose funcs all reach the output has no warning.
   Result clean = run("check " + source("datasets/pipelines/blur3x3.stp"));
   EXPECT_EQ(clean.output.find("warning"), std::string::npos) << clean.output;
