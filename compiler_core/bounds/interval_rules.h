@@ -36,14 +36,18 @@
 //   End min_lower(x, y), max_upper(x, y)     hull ends (an unbounded end absorbs);
 //   End min_upper(x, y), max_lower(x, y)     Min's upper and Max's lower end (an unbounded
 //                                            end is ignored);
-//   End scale(x, c), product(x, y)           a product by a constant factor, and a corner;
+//   End scale(x, c), product(x, y)           a product by a constant factor, and a corner
+//                                            (Expr ends fold the first only: the bounds stay
+//                                            the expressions the lowering always built);
 //   End quotient(x, y, Type), magnitude(x), negate(x);
 //   End last_of(count, none)                 max(count - 1, none): the largest of `count`
 //                                            indices from 0;
 //   bool is_nan(const End&).
 #pragma once
 
+#include <algorithm>
 #include <optional>
+#include <string>
 #include <utility>
 
 #include "compiler_core/ir/error.h"
