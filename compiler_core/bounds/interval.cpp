@@ -1,10 +1,12 @@
-// Interval arithmetic over IR expressions with concrete ends (rules: see the header).
+// Interval arithmetic over IR expressions with concrete ends: the end algebra of the shared
+// rules (interval_rules.h) for double ends, and its casts, intrinsics and reductions.
 #include "compiler_core/bounds/interval.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "compiler_core/bounds/interval_rules.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/scalar_ops.h"
 
@@ -45,59 +47,6 @@ Interval fit(Type t, Interval iv) {
 
 /// `fit` for an operation whose real result is a value of a float type t: no widening.
 Interval exact(Type t, Interval iv) { return t.is_float() ? iv : fit(t, iv); }
-
-Interval corners(double a0, double a1, double b0, double b1, double (*op)(double, double)) {
-  double c[4] = {op(a0, b0), op(a0, b1), op(a1, b0), op(a1, b1)};
-  Interval r{kInf, -kInf, false};
-  for (double v : c) {
-    if (std::isnan(v)) return Interval::everything();
-    r.min = std::min(r.min, v);
-    r.max = std::max(r.max, v);
-  }
-  return r;
-}
-
-Interval int_div(const Interval& a, const Interval& b) {
-  // Integer intervals are always finite (fit() clamps them to their type).
-  int64_t a0 = static_cast<int64_t>(a.min), a1 = static_cast<int64_t>(a.max);
-  int64_t b0 = static_cast<int64_t>(b.min), b1 = static_cast<int64_t>(b.max);
-  Interval r{kInf, -kInf, false};
-  auto add = [&](int64_t v) {
-    r.min = std::min(r.min, static_cast<double>(v));
-    r.max = std::max(r.max, static_cast<double>(v));
-  };
-  if (b0 <= 0 && 0 <= b1) add(0);  // x / 0 == 0
-  // Floor division is monotonic in a for a fixed sign of b, and for fixed a monotonic in
-  // b over each sign of b, so the extremes lie at the corners of each sign's part.
-  if (b1 >= 1) {
-    int64_t p0 = std::max<int64_t>(b0, 1);
-    for (int64_t x : {a0, a1}) {
-      for (int64_t y : {p0, b1}) add(floor_div(x, y));
-    }
-  }
-  if (b0 <= -1) {
-    int64_t n1 = std::min<int64_t>(b1, -1);
-    for (int64_t x : {a0, a1}) {
-      for (int64_t y : {b0, n1}) add(floor_div(x, y));
-    }
-  }
-  return r;
-}
-
-Interval int_mod(const Interval& a, const Interval& b) {
-  double m = std::max(std::abs(b.min), std::abs(b.max));
-  if (m == 0) return Interval::point(0);
-  if (b.min == b.max && a.min >= 0 && a.max < m) return a;  // already reduced
-  return {0, m - 1, false};
-}
-
-Interval float_mod(const Interval& a, const Interval& b) {
-  // a - b * floor(a / b) lies in [0, b] for b > 0 (b itself after rounding) and [b, 0] for b < 0.
-  bool nan = a.may_be_nan || b.may_be_nan || has_infinite_end(a) || has_infinite_end(b);
-  if (b.min > 0) return {0, b.max, nan};
-  if (b.max < 0) return {b.min, 0, nan};
-  return Interval::everything();
-}
 
 Interval abs_interval(const Interval& a) {
   if (a.min >= 0) return a;
@@ -257,111 +206,86 @@ Interval Interval::intersect_with(const Interval& o) const {
   return {std::max(min, o.min), std::min(max, o.max), may_be_nan && o.may_be_nan};
 }
 
-Interval interval_of(const Expr& e, IntervalScope& scope, const IntervalConstants& k) {
-  Type t = e.type();
-  // Arithmetic, min and max are empty when an operand is: an operation on a value that is
-  // never computed is never computed either. (Comparisons stay 0..1; select is a union.)
-  auto binary = [&](const auto* op) {
-    return std::pair{interval_of(op->a, scope, k), interval_of(op->b, scope, k)};
-  };
-  auto float_nan = [](const Interval& a, const Interval& b) {
-    return a.may_be_nan || b.may_be_nan || has_infinite_end(a) || has_infinite_end(b);
-  };
-  switch (e.node_type()) {
-    case IRNodeType::IntImm: return Interval::point(static_cast<double>(e.as<IntImm>()->value));
-    case IRNodeType::FloatImm: return Interval::point(e.as<FloatImm>()->value);
-    case IRNodeType::Cast: return cast_interval(e.as<Cast>(), scope, k);
-    case IRNodeType::Variable: {
-      const std::string& name = e.as<Variable>()->name;
-      for (auto it = scope.rbegin(); it != scope.rend(); ++it) {
-        if (it->first == name) return it->second;
+namespace {
+
+/// Double ends (interval_rules.h): every query is answered from the values, so each rule
+/// takes its exact branch.
+class ConcreteEnds {
+ public:
+  using Iv = Interval;
+  using End = double;
+
+  ConcreteEnds(IntervalScope& scope, const IntervalConstants& k) : scope_(scope), k_(k) {}
+
+  Iv of(const Expr& e) { return IntervalRules<ConcreteEnds>(*this).of(e); }
+  Iv leaf(const Expr& e) {
+    switch (e.node_type()) {
+      case IRNodeType::IntImm: return Interval::point(static_cast<double>(e.as<IntImm>()->value));
+      case IRNodeType::FloatImm: return Interval::point(e.as<FloatImm>()->value);
+      case IRNodeType::Param: return k_.param(e.as<Param>()->name, e.type());
+      case IRNodeType::InputExtent: {
+        const InputExtent* op = e.as<InputExtent>();
+        return k_.input_extent(op->input, op->dim);
       }
-      return k.free_variable(name);
+      default: break;
     }
-    case IRNodeType::Param: return k.param(e.as<Param>()->name, t);
-    case IRNodeType::InputExtent: {
-      const InputExtent* op = e.as<InputExtent>();
-      return k.input_extent(op->input, op->dim);
+    const std::string& name = e.as<Variable>()->name;
+    for (auto it = scope_.rbegin(); it != scope_.rend(); ++it) {
+      if (it->first == name) return it->second;
     }
-    case IRNodeType::Add: {
-      auto [a, b] = binary(e.as<Add>());
-      if (a.is_empty() || b.is_empty()) return Interval::nothing();
-      return fit(t, {lower(a.min + b.min), upper(a.max + b.max), float_nan(a, b)});
-    }
-    case IRNodeType::Sub: {
-      auto [a, b] = binary(e.as<Sub>());
-      if (a.is_empty() || b.is_empty()) return Interval::nothing();
-      return fit(t, {lower(a.min - b.max), upper(a.max - b.min), float_nan(a, b)});
-    }
-    case IRNodeType::Mul: {
-      auto [a, b] = binary(e.as<Mul>());
-      if (a.is_empty() || b.is_empty()) return Interval::nothing();
-      Interval r = corners(a.min, a.max, b.min, b.max, mul_endpoint);
-      r.may_be_nan = float_nan(a, b);
-      return fit(t, r);
-    }
-    case IRNodeType::Div: {
-      auto [a, b] = binary(e.as<Div>());
-      if (a.is_empty() || b.is_empty()) return Interval::nothing();
-      if (t.is_int()) return fit(t, int_div(a, b));
-      if (b.min <= 0 && b.max >= 0) return Interval::everything();
-      Interval r = corners(a.min, a.max, b.min, b.max, [](double x, double y) { return x / y; });
-      r.may_be_nan = r.may_be_nan || float_nan(a, b);
-      return fit(t, r);
-    }
-    case IRNodeType::Mod: {
-      auto [a, b] = binary(e.as<Mod>());
-      if (a.is_empty() || b.is_empty()) return Interval::nothing();
-      return fit(t, t.is_int() ? int_mod(a, b) : float_mod(a, b));
-    }
-    case IRNodeType::Min: {
-      auto [a, b] = binary(e.as<Min>());
-      if (a.is_empty() || b.is_empty()) return Interval::nothing();
-      return {std::min(a.min, b.min), std::min(a.max, b.max), a.may_be_nan || b.may_be_nan};
-    }
-    case IRNodeType::Max: {
-      auto [a, b] = binary(e.as<Max>());
-      if (a.is_empty() || b.is_empty()) return Interval::nothing();
-      return {std::max(a.min, b.min), std::max(a.max, b.max), a.may_be_nan || b.may_be_nan};
-    }
-    case IRNodeType::EQ:
-    case IRNodeType::NE:
-    case IRNodeType::LT:
-    case IRNodeType::LE:
-    case IRNodeType::GT:
-    case IRNodeType::GE:
-    case IRNodeType::And:
-    case IRNodeType::Or:
-    case IRNodeType::Not: return bool_interval();
-    case IRNodeType::Select: {
-      const Select* op = e.as<Select>();
-      return interval_of(op->true_value, scope, k)
-          .union_with(interval_of(op->false_value, scope, k));
-    }
-    case IRNodeType::Call: {
-      const Call* op = e.as<Call>();
-      if (op->call_type == CallType::Intrinsic) return intrinsic_interval(op, scope, k);
-      return Interval::of_type(t);
-    }
-    case IRNodeType::Reduce: return reduce_interval(e.as<Reduce>(), scope, k);
-    case IRNodeType::Let: {
-      const Let* op = e.as<Let>();
-      scope.emplace_back(op->name, interval_of(op->value, scope, k));
-      Interval r = interval_of(op->body, scope, k);
-      scope.pop_back();
-      return r;
-    }
-    case IRNodeType::LetStmt:
-    case IRNodeType::For:
-    case IRNodeType::Provide:
-    case IRNodeType::Allocate:
-    case IRNodeType::Block:
-    case IRNodeType::IfThenElse:
-    case IRNodeType::Evaluate: break;
+    return k_.free_variable(name);
   }
-  STIPPLE_INTERNAL_CHECK(false,
-                         std::string("bounds of unexpected node ") + node_type_name(e.node_type()));
-  return Interval::everything();
+  void push(const std::string& name, Iv iv) { scope_.emplace_back(name, iv); }
+  void pop() { scope_.pop_back(); }
+  Iv cast(const Cast* op) { return cast_interval(op, scope_, k_); }
+  Iv intrinsic(const Call* op) { return intrinsic_interval(op, scope_, k_); }
+  Iv reduce(const Reduce* op) { return reduce_interval(op, scope_, k_); }
+
+  static Iv of_type(Type t) { return t.is_bool() ? bool_interval() : Interval::of_type(t); }
+  static Iv nothing() { return Interval::nothing(); }
+  static Iv constant(Type, double v) { return Interval::point(v); }
+  static Iv fit(Type t, const Iv& iv) { return bounds::fit(t, iv); }
+
+  static bool known_empty(const Iv& a) { return a.is_empty(); }
+  static bool decides_wrapping(Type) { return true; }
+  static bool infinite_end(const Iv& a) { return has_infinite_end(a); }
+  static std::optional<std::pair<double, double>> known_divisor(const Expr&, const Iv& b) {
+    return std::pair{b.min, b.max};
+  }
+  static bool is_point(const Expr&, const Iv& b) { return b.min == b.max; }
+  static bool same_point(const Iv& b) { return b.min == b.max; }
+  static std::optional<double> value(double v) { return v; }
+  static double end(Type, double v) { return v; }
+
+  static double add(double x, double y, bool up) { return up ? upper(x + y) : lower(x + y); }
+  static double sub(double x, double y, bool up) { return up ? upper(x - y) : lower(x - y); }
+  static double min_lower(double x, double y) { return std::min(x, y); }
+  static double max_upper(double x, double y) { return std::max(x, y); }
+  static double min_upper(double x, double y) { return std::min(x, y); }
+  static double max_lower(double x, double y) { return std::max(x, y); }
+  static double scale(double x, double c) { return mul_endpoint(x, c); }
+  static double product(double x, double y) { return mul_endpoint(x, y); }
+  static double quotient(double x, double y, Type t) {
+    // Integer intervals are always finite (fit() clamps them to their type).
+    if (t.is_int()) {
+      return static_cast<double>(floor_div(static_cast<int64_t>(x), static_cast<int64_t>(y)));
+    }
+    return x / y;
+  }
+  static double magnitude(double x) { return std::abs(x); }
+  static double negate(double x) { return -x; }
+  static double last_of(double count, double none) { return std::max(count - 1, none); }
+  static bool is_nan(double v) { return std::isnan(v); }
+
+ private:
+  IntervalScope& scope_;
+  const IntervalConstants& k_;
+};
+
+}  // namespace
+
+Interval interval_of(const Expr& e, IntervalScope& scope, const IntervalConstants& k) {
+  return ConcreteEnds(scope, k).of(e);
 }
 
 Interval reduction_range(const ReductionVariable& rv, IntervalScope& scope,

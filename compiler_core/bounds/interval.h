@@ -1,15 +1,16 @@
-// Interval arithmetic over IR expressions with concrete ends: the one set of rules that the
-// reference evaluator's bounds inference (interp/bounds_inference.h) and the reuse model's
-// index analysis (search/reuse/index_intervals.h) both use.
+// Interval arithmetic over IR expressions with concrete ends, for the reference evaluator's
+// bounds inference (interp/bounds_inference.h) and the reuse model's index analysis
+// (search/reuse/index_intervals.h).
 //
 // An interval contains every value the evaluator can compute for the expression (the
 // scalar semantics of ir/scalar_ops.h: wrapping integers, floor division, Euclidean modulo,
 // saturating float-to-integer casts, NaN to 0), given the intervals of its variables and
 // the values of its constants; it is sound, not always tight. Loads from funcs and inputs
 // are only known to lie in their element type's range, so an index computed from data is
-// unbounded unless the program clamps it. The symbolic twin, with Expr ends, is
-// compiler_core/lowering/bounds_inference.h; why there are two, and what they share, is
-// in compiler_core/lowering/README.md, "Bounds".
+// unbounded unless the program clamps it. The per-node rules are interval_rules.h's,
+// written once over an end algebra; the lowering's symbolic bounds
+// (compiler_core/lowering/bounds_inference.h) instantiate the same rules with Expr ends
+// (compiler_core/lowering/README.md, "Bounds").
 #pragma once
 
 #include <string>
@@ -61,8 +62,8 @@ class IntervalConstants {
 /// The interval of values `e` can take with its variables in `scope`.
 Interval interval_of(const Expr& e, IntervalScope& scope, const IntervalConstants& k);
 
-// Rule helpers, public so that the symbolic engine (compiler_core/lowering/
-// bounds_inference.cpp), which states the same rules with Expr ends, takes them from here.
+// Rule helpers, public so that the symbolic end algebra (compiler_core/lowering/
+// bounds_inference.cpp) takes them from here too.
 
 /// Float ends move outward by a relative 2^-20 plus an absolute 2^-100 (for ends at 0):
 /// more than single-precision rounding of the real computation can move a value.

@@ -1,13 +1,16 @@
-// Symbolic interval arithmetic over Exprs (rules: compiler_core/bounds/interval.cpp, see
-// the header and README.md, "Bounds").
+// Symbolic interval arithmetic over Exprs: the end algebra of the shared rules
+// (compiler_core/bounds/interval_rules.h) for Expr ends, and its casts, intrinsics and
+// reductions (see the header and README.md, "Bounds").
 #include "compiler_core/lowering/bounds_inference.h"
 
 #include <algorithm>
 #include <climits>
 #include <cmath>
 #include <cstdint>
+#include <optional>
 
 #include "compiler_core/bounds/interval.h"
+#include "compiler_core/bounds/interval_rules.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_equality.h"
 #include "compiler_core/ir/ir_visitor.h"
@@ -299,295 +302,232 @@ SInterval BoundsContext::interval_of(const Expr& e) {
   return r;
 }
 
-SInterval BoundsContext::compute(const Expr& e) {
-  Type t = e.type();
-  auto both = [&](const auto* op) { return std::pair{interval_of(op->a), interval_of(op->b)}; };
-  auto float_nan = [](const SInterval& a, const SInterval& b) {
-    return a.may_be_nan || b.may_be_nan || !a.bounded() || !b.bounded();
-  };
-  // Results of u8/u16 arithmetic may wrap: the type's range (as `fit` in the concrete
-  // engine, compiler_core/bounds/interval.cpp).
-  if (t.is_unsigned() && e.node_type() != IRNodeType::Cast &&
-      e.node_type() != IRNodeType::Variable) {
-    switch (e.node_type()) {
-      case IRNodeType::Min:
-      case IRNodeType::Max:
-      case IRNodeType::Select:
-      case IRNodeType::Let: break;
-      default: return int_range(t);
-    }
+/// Expr ends (interval_rules.h): a query is answered only where the lowering has always
+/// decided it, for a constant divisor; every other decision is unknown, and a rule takes
+/// the bound that holds for every value. The lowering takes i32 arithmetic not to wrap
+/// (README.md, "Bounds"), so fit keeps an i32 interval and gives a u8 or u16 result the
+/// type's range. Undefined ends are unbounded; constants are folded (`fold` above) so that
+/// bounds stay small.
+class SymbolicEnds {
+ public:
+  using Iv = SInterval;
+  using End = Expr;
+
+  explicit SymbolicEnds(BoundsContext& ctx) : ctx_(ctx) {}
+
+  Iv of(const Expr& e) { return ctx_.interval_of(e); }
+  Iv leaf(const Expr& e) {
+    if (const Variable* v = e.as<Variable>()) return ctx_.variable(v->name);
+    return SInterval::point(e);
   }
-  switch (e.node_type()) {
-    case IRNodeType::IntImm:
-    case IRNodeType::FloatImm:
-    case IRNodeType::Param:
-    case IRNodeType::InputExtent: return SInterval::point(e);
-    case IRNodeType::Variable: return variable(e.as<Variable>()->name);
-    case IRNodeType::Cast: {
-      const Cast* op = e.as<Cast>();
-      Type from = op->value.type();
-      if (t.is_bool()) return int_range(t);
-      SInterval a = interval_of(op->value);
-      if (t.is_int() && from.is_float()) {
-        SInterval r;
-        auto conv = [&](const Expr& v) {
-          Expr c = Cast::make(t, v);
-          return t == Int32() ? c : Cast::make(Int32(), c);
-        };
-        SInterval range = int_range(t);
-        r.min = a.min.defined() ? conv(a.min) : range.min;
-        r.max = a.max.defined() ? conv(a.max) : range.max;
-        if (a.may_be_nan) {
-          r.min = emin(r.min, i32(0));
-          r.max = emax(r.max, i32(0));
-        }
-        return r;
-      }
-      if (t.is_int()) {
-        // From an integer or bool: the range is kept where the value cannot wrap.
-        return bounds::int_cast_keeps_values(from, t) ? a : int_range(t);
-      }
-      // To a float.
+  void push(const std::string& name, Iv iv) { ctx_.push(name, std::move(iv)); }
+  void pop() { ctx_.pop(); }
+  Iv cast(const Cast* op);
+  Iv intrinsic(const Call* op);
+  Iv reduce(const Reduce* op);
+
+  static Iv of_type(Type t) { return int_range(t); }
+  static Iv nothing() { return SInterval::everything(); }  // never asked: nothing is known empty
+  static Iv constant(Type t, double v) { return SInterval::point(end(t, v)); }
+  static Iv fit(Type t, const Iv& iv) {
+    if (t.is_float()) return widened(iv);
+    if (t == Int32()) return iv;
+    return int_range(t);
+  }
+
+  static bool known_empty(const Iv&) { return false; }
+  static bool decides_wrapping(Type) { return false; }
+  static bool infinite_end(const Iv& a) { return !a.min.defined() || !a.max.defined(); }
+  std::optional<std::pair<double, double>> known_divisor(const Expr& b, const Iv&) {
+    int64_t c = 0;
+    if (ctx_.invariant(b) && is_const(b, &c)) {
+      return std::pair{static_cast<double>(c), static_cast<double>(c)};
+    }
+    return std::nullopt;
+  }
+  bool is_point(const Expr& b, const Iv&) { return ctx_.invariant(b); }
+  static bool same_point(const Iv& b) { return b.min.defined() && b.min.same_as(b.max); }
+  static std::optional<double> value(const Expr& v) {
+    int64_t c = 0;
+    if (v.defined() && is_const(v, &c)) return static_cast<double>(c);
+    return std::nullopt;
+  }
+  static Expr end(Type t, double v) { return t.is_float() ? f64(v) : i32(static_cast<int64_t>(v)); }
+
+  static Expr add(const Expr& x, const Expr& y, bool) { return bin<Add>(x, y); }
+  static Expr sub(const Expr& x, const Expr& y, bool) { return bin<Sub>(x, y); }
+  static Expr min_lower(const Expr& x, const Expr& y) { return emin(x, y); }
+  static Expr max_upper(const Expr& x, const Expr& y) { return emax(x, y); }
+  static Expr min_upper(const Expr& x, const Expr& y) {
+    return x.defined() ? (y.defined() ? emin(x, y) : x) : y;
+  }
+  static Expr max_lower(const Expr& x, const Expr& y) {
+    return x.defined() ? (y.defined() ? emax(x, y) : x) : y;
+  }
+  static Expr scale(const Expr& x, const Expr& c) { return bin<Mul>(x, c); }
+  static Expr product(const Expr& x, const Expr& y) {
+    return x.defined() && y.defined() ? Mul::make(x, y) : Expr();
+  }
+  static Expr quotient(const Expr& x, const Expr& y, Type) { return bin<Div>(x, y); }
+  static Expr magnitude(const Expr& x) {
+    if (!x.defined()) return x;
+    return Max::make(x, Sub::make(x.type().is_float() ? f64(0) : i32(0), x));
+  }
+  static Expr negate(const Expr& x) { return x.defined() ? Sub::make(i32(0), x) : x; }
+  static Expr last_of(const Expr& count, double none) {
+    if (!count.defined()) return count;
+    return Max::make(Sub::make(count, i32(1)), i32(static_cast<int64_t>(none)));
+  }
+  static bool is_nan(const Expr&) { return false; }
+
+ private:
+  BoundsContext& ctx_;
+};
+
+SInterval SymbolicEnds::cast(const Cast* op) {
+  Type t = op->type;
+  Type from = op->value.type();
+  if (t.is_bool()) return int_range(t);
+  SInterval a = ctx_.interval_of(op->value);
+  if (t.is_int() && from.is_float()) {
+    SInterval r;
+    auto conv = [&](const Expr& v) {
+      Expr c = Cast::make(t, v);
+      return t == Int32() ? c : Cast::make(Int32(), c);
+    };
+    SInterval range = int_range(t);
+    r.min = a.min.defined() ? conv(a.min) : range.min;
+    r.max = a.max.defined() ? conv(a.max) : range.max;
+    if (a.may_be_nan) {
+      r.min = emin(r.min, i32(0));
+      r.max = emax(r.max, i32(0));
+    }
+    return r;
+  }
+  if (t.is_int()) {
+    // From an integer or bool: the range is kept where the value cannot wrap.
+    return bounds::int_cast_keeps_values(from, t) ? a : int_range(t);
+  }
+  // To a float.
+  SInterval r = a;
+  if (!from.is_float()) {
+    r.min = a.min.defined() ? Cast::make(Float64(), a.min) : Expr();
+    r.max = a.max.defined() ? Cast::make(Float64(), a.max) : Expr();
+  }
+  return widened(r);
+}
+
+SInterval SymbolicEnds::intrinsic(const Call* op) {
+  Type t = op->type;
+  SInterval a = ctx_.interval_of(op->args[0]);
+  switch (op->intrinsic) {
+    case Intrinsic::Abs: {
+      if (!a.min.defined() || !a.max.defined()) return int_range(t);
+      Expr zero = t.is_float() ? f64(0) : i32(0);
+      Expr m =
+          emax(Max::make(a.min, Sub::make(zero, a.min)), Max::make(a.max, Sub::make(zero, a.max)));
+      if (t.is_unsigned()) return int_range(t);
+      return {zero, m, a.may_be_nan};
+    }
+    case Intrinsic::Floor:
+    case Intrinsic::Ceil:
+    case Intrinsic::Round: {
       SInterval r = a;
-      if (!from.is_float()) {
-        r.min = a.min.defined() ? Cast::make(Float64(), a.min) : Expr();
-        r.max = a.max.defined() ? Cast::make(Float64(), a.max) : Expr();
-      }
+      if (r.min.defined()) r.min = Call::make_intrinsic(Intrinsic::Floor, {r.min});
+      if (r.max.defined()) r.max = Call::make_intrinsic(Intrinsic::Ceil, {r.max});
+      return r;
+    }
+    case Intrinsic::Sqrt: {
+      SInterval r{
+          a.min.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.min, f64(0))}) : f64(0),
+          a.max.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.max, f64(0))}) : Expr(),
+          true};
       return widened(r);
     }
-    case IRNodeType::Add:
-    case IRNodeType::Sub: {
-      bool add = e.node_type() == IRNodeType::Add;
-      auto [a, b] = add ? both(e.as<Add>()) : both(e.as<Sub>());
-      SInterval r;
-      if (add) {
-        r = {bin<Add>(a.min, b.min), bin<Add>(a.max, b.max), false};
-      } else {
-        r = {bin<Sub>(a.min, b.max), bin<Sub>(a.max, b.min), false};
-      }
-      if (t.is_float()) {
-        r.may_be_nan = float_nan(a, b);
-        return widened(r);
-      }
-      return r;
+    case Intrinsic::Exp: {
+      SInterval r{a.min.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.min}) : f64(0),
+                  a.max.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.max}) : Expr(),
+                  a.may_be_nan};
+      return widened(r);
     }
-    case IRNodeType::Mul: {
-      auto [a, b] = both(e.as<Mul>());
-      int64_t c = 0;
-      if (t == Int32()) {
-        if (is_const(a.min, &c) && is_const(a.max, &c) && a.min.same_as(a.max)) std::swap(a, b);
-        if (b.min.defined() && b.min.same_as(b.max) && is_const(b.min, &c)) {
-          if (c == 0) return SInterval::point(i32(0));
-          if (c > 0) return {bin<Mul>(a.min, b.min), bin<Mul>(a.max, b.min), false};
-          return {bin<Mul>(a.max, b.min), bin<Mul>(a.min, b.min), false};
-        }
-      }
-      if (!a.min.defined() || !a.max.defined() || !b.min.defined() || !b.max.defined()) {
-        return t.is_float() ? SInterval::everything() : int_range(t);
-      }
-      Expr c0 = Mul::make(a.min, b.min), c1 = Mul::make(a.min, b.max);
-      Expr c2 = Mul::make(a.max, b.min), c3 = Mul::make(a.max, b.max);
-      SInterval r{emin(emin(c0, c1), emin(c2, c3)), emax(emax(c0, c1), emax(c2, c3)), false};
-      if (t.is_float()) {
-        r.may_be_nan = float_nan(a, b);
-        return widened(r);
-      }
-      return r;
-    }
-    case IRNodeType::Div: {
-      const Div* op = e.as<Div>();
-      SInterval a = interval_of(op->a);
-      bool b_point = invariant(op->b);
-      if (t == Int32()) {
-        if (b_point) {
-          int64_t c = 0;
-          if (is_const(op->b, &c)) {
-            if (c == 0) return SInterval::point(i32(0));
-            if (c > 0) return {bin<Div>(a.min, op->b), bin<Div>(a.max, op->b), false};
-            return {bin<Div>(a.max, op->b), bin<Div>(a.min, op->b), false};
-          }
-          if (!a.min.defined() || !a.max.defined()) return int_range(t);
-          Expr q0 = Div::make(a.min, op->b), q1 = Div::make(a.max, op->b);
-          return {emin(q0, q1), emax(q0, q1), false};
-        }
-        if (!a.min.defined() || !a.max.defined()) return int_range(t);
-        // |floor(a / b)| <= |a| for every integer b (x / 0 == 0).
-        Expr m = emax(Max::make(a.min, Sub::make(i32(0), a.min)),
-                      Max::make(a.max, Sub::make(i32(0), a.max)));
-        return {Sub::make(i32(0), m), m, false};
-      }
-      if (t.is_float() && b_point && a.min.defined() && a.max.defined()) {
-        Expr b = SInterval::point(op->b).min;
-        Expr q0 = Div::make(a.min, b), q1 = Div::make(a.max, b);
-        SInterval r{emin(q0, q1), emax(q0, q1), true};
-        return widened(r);
-      }
-      return t.is_float() ? SInterval::everything() : int_range(t);
-    }
-    case IRNodeType::Mod: {
-      const Mod* op = e.as<Mod>();
-      SInterval b = interval_of(op->b);
-      if (t == Int32()) {
-        if (!b.min.defined() || !b.max.defined()) return {i32(0), Expr(), false};
-        Expr m = emax(Max::make(b.min, Sub::make(i32(0), b.min)),
-                      Max::make(b.max, Sub::make(i32(0), b.max)));
-        return {i32(0), Max::make(Sub::make(m, i32(1)), i32(0)), false};
-      }
-      if (t.is_float() && b.min.defined() && b.max.defined()) {
-        return {emin(b.min, f64(0)), emax(b.max, f64(0)), true};
-      }
-      return t.is_float() ? SInterval::everything() : int_range(t);
-    }
-    case IRNodeType::Min:
-    case IRNodeType::Max: {
-      bool is_min = e.node_type() == IRNodeType::Min;
-      auto [a, b] = is_min ? both(e.as<Min>()) : both(e.as<Max>());
-      SInterval r;
-      r.may_be_nan = a.may_be_nan || b.may_be_nan;
-      if (is_min) {
-        r.min = emin(a.min, b.min);
-        r.max = a.max.defined() ? (b.max.defined() ? emin(a.max, b.max) : a.max) : b.max;
-      } else {
-        r.max = emax(a.max, b.max);
-        r.min = a.min.defined() ? (b.min.defined() ? emax(a.min, b.min) : a.min) : b.min;
-      }
-      return r;
-    }
-    case IRNodeType::EQ:
-    case IRNodeType::NE:
-    case IRNodeType::LT:
-    case IRNodeType::LE:
-    case IRNodeType::GT:
-    case IRNodeType::GE:
-    case IRNodeType::And:
-    case IRNodeType::Or:
-    case IRNodeType::Not: return int_range(Bool());
-    case IRNodeType::Select: {
-      const Select* op = e.as<Select>();
-      return interval_union(interval_of(op->true_value), interval_of(op->false_value));
-    }
-    case IRNodeType::Call: {
-      const Call* op = e.as<Call>();
-      if (op->call_type != CallType::Intrinsic) return int_range(t);
-      SInterval a = interval_of(op->args[0]);
-      switch (op->intrinsic) {
-        case Intrinsic::Abs: {
-          if (!a.min.defined() || !a.max.defined()) return int_range(t);
-          Expr zero = t.is_float() ? f64(0) : i32(0);
-          Expr m = emax(Max::make(a.min, Sub::make(zero, a.min)),
-                        Max::make(a.max, Sub::make(zero, a.max)));
-          if (t.is_unsigned()) return int_range(t);
-          return {zero, m, a.may_be_nan};
-        }
-        case Intrinsic::Floor:
-        case Intrinsic::Ceil:
-        case Intrinsic::Round: {
-          SInterval r = a;
-          if (r.min.defined()) r.min = Call::make_intrinsic(Intrinsic::Floor, {r.min});
-          if (r.max.defined()) r.max = Call::make_intrinsic(Intrinsic::Ceil, {r.max});
-          return r;
-        }
-        case Intrinsic::Sqrt: {
-          SInterval r{a.min.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.min, f64(0))})
-                                      : f64(0),
-                      a.max.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.max, f64(0))})
-                                      : Expr(),
-                      true};
-          return widened(r);
-        }
-        case Intrinsic::Exp: {
-          SInterval r{a.min.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.min}) : f64(0),
-                      a.max.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.max}) : Expr(),
-                      a.may_be_nan};
-          return widened(r);
-        }
-        case Intrinsic::Log: {
-          SInterval r{Expr(),
-                      a.max.defined() ? Call::make_intrinsic(Intrinsic::Log, {a.max}) : Expr(),
-                      true};
-          return widened(r);
-        }
-        case Intrinsic::Sin:
-        case Intrinsic::Cos:
-        case Intrinsic::Tanh: return {f64(-1), f64(1), true};
-        case Intrinsic::Atan2: {
-          const double pi = 3.14159265358979323846;  // an f32 result may round past it
-          return {f64(bounds::widen_float_end(-pi, false)), f64(bounds::widen_float_end(pi, true)),
+    case Intrinsic::Log: {
+      SInterval r{Expr(), a.max.defined() ? Call::make_intrinsic(Intrinsic::Log, {a.max}) : Expr(),
                   true};
-        }
-        case Intrinsic::Hypot: return {f64(0), Expr(), true};
-        case Intrinsic::Fma:
-          // The exact a * b + c rounded once: inside the widened bounds of a * b + c.
-          return interval_of(Add::make(Mul::make(op->args[0], op->args[1]), op->args[2]));
-        case Intrinsic::Tan:
-        case Intrinsic::Pow:
-        case Intrinsic::None: break;
-      }
-      return SInterval::everything();
+      return widened(r);
     }
-    case IRNodeType::Reduce: {
-      const Reduce* op = e.as<Reduce>();
-      bool possibly_empty = false;
-      std::vector<SInterval> ranges;
-      Expr count = i32(1);
-      for (const ReductionVariable& rv : op->domain) {
-        int64_t lo = 0, hi = 0;
-        if (!(is_const(rv.min, &lo) && is_const(rv.max, &hi) && lo <= hi)) possibly_empty = true;
-        SInterval r{interval_of(rv.min).min, interval_of(rv.max).max, false};
-        ranges.push_back(r);
-        count =
-            (r.min.defined() && r.max.defined() && count.defined())
+    case Intrinsic::Sin:
+    case Intrinsic::Cos:
+    case Intrinsic::Tanh: return {f64(-1), f64(1), true};
+    case Intrinsic::Atan2: {
+      const double pi = 3.14159265358979323846;  // an f32 result may round past it
+      return {f64(bounds::widen_float_end(-pi, false)), f64(bounds::widen_float_end(pi, true)),
+              true};
+    }
+    case Intrinsic::Hypot: return {f64(0), Expr(), true};
+    case Intrinsic::Fma:
+      // The exact a * b + c rounded once: inside the widened bounds of a * b + c.
+      return ctx_.interval_of(Add::make(Mul::make(op->args[0], op->args[1]), op->args[2]));
+    case Intrinsic::Tan:
+    case Intrinsic::Pow:
+    case Intrinsic::None: break;
+  }
+  return SInterval::everything();
+}
+
+SInterval SymbolicEnds::reduce(const Reduce* op) {
+  bool possibly_empty = false;
+  std::vector<SInterval> ranges;
+  Expr count = i32(1);
+  for (const ReductionVariable& rv : op->domain) {
+    int64_t lo = 0, hi = 0;
+    if (!(is_const(rv.min, &lo) && is_const(rv.max, &hi) && lo <= hi)) possibly_empty = true;
+    SInterval r{ctx_.interval_of(rv.min).min, ctx_.interval_of(rv.max).max, false};
+    ranges.push_back(r);
+    count = (r.min.defined() && r.max.defined() && count.defined())
                 ? Mul::make(count, Max::make(Add::make(Sub::make(r.max, r.min), i32(1)), i32(0)))
                 : Expr();
-      }
-      for (size_t i = 0; i < ranges.size(); ++i) push(op->domain[i].name, ranges[i]);
-      SInterval body = interval_of(op->body);
-      for (size_t i = 0; i < ranges.size(); ++i) pop();
-      Type bt = op->body.type();
-      switch (op->op) {
-        case ReduceOp::Sum: {
-          if (bt.is_unsigned()) return int_range(bt);
-          if (!count.defined()) return bt.is_float() ? SInterval::everything() : int_range(bt);
-          Expr n = bt.is_float() ? Cast::make(Float64(), count) : count;
-          Expr zero = bt.is_float() ? f64(0) : i32(0);
-          Expr k_lo = possibly_empty ? zero : body.min, k_hi = possibly_empty ? zero : body.max;
-          SInterval r{emin(k_lo, bin<Mul>(n, body.min)), emax(k_hi, bin<Mul>(n, body.max)),
-                      body.may_be_nan || !body.bounded()};
-          return bt.is_float() ? widened(r) : r;
-        }
-        case ReduceOp::Prod: return bt.is_float() ? SInterval::everything() : int_range(bt);
-        case ReduceOp::Minimum:
-        case ReduceOp::Maximum:
-        case ReduceOp::Median: {
-          if (!possibly_empty) return body;
-          SInterval empty;
-          if (op->op == ReduceOp::Median) {
-            empty = SInterval::point(make_zero(bt));
-          } else if (bt.is_unsigned()) {
-            empty = SInterval::point(
-                i32(static_cast<int64_t>(bounds::empty_reduction_value(op->op, bt))));
-          } else {
-            empty = {Expr(), Expr(), false};
-          }
-          return interval_union(body, empty);
-        }
-        case ReduceOp::ArgMin:
-          return {i32(-1), count.defined() ? Max::make(Sub::make(count, i32(1)), i32(-1)) : Expr(),
-                  false};
-      }
-      return SInterval::everything();
-    }
-    case IRNodeType::Let: {
-      const Let* op = e.as<Let>();
-      push(op->name, interval_of(op->value));
-      SInterval r = interval_of(op->body);
-      pop();
-      return r;
-    }
-    default: break;
   }
-  STIPPLE_INTERNAL_CHECK(false, std::string("bounds of node ") + node_type_name(e.node_type()));
+  for (size_t i = 0; i < ranges.size(); ++i) ctx_.push(op->domain[i].name, ranges[i]);
+  SInterval body = ctx_.interval_of(op->body);
+  for (size_t i = 0; i < ranges.size(); ++i) ctx_.pop();
+  Type bt = op->body.type();
+  switch (op->op) {
+    case ReduceOp::Sum: {
+      if (bt.is_unsigned()) return int_range(bt);
+      if (!count.defined()) return bt.is_float() ? SInterval::everything() : int_range(bt);
+      Expr n = bt.is_float() ? Cast::make(Float64(), count) : count;
+      Expr zero = bt.is_float() ? f64(0) : i32(0);
+      Expr k_lo = possibly_empty ? zero : body.min, k_hi = possibly_empty ? zero : body.max;
+      SInterval r{emin(k_lo, bin<Mul>(n, body.min)), emax(k_hi, bin<Mul>(n, body.max)),
+                  body.may_be_nan || !body.bounded()};
+      return bt.is_float() ? widened(r) : r;
+    }
+    case ReduceOp::Prod: return bt.is_float() ? SInterval::everything() : int_range(bt);
+    case ReduceOp::Minimum:
+    case ReduceOp::Maximum:
+    case ReduceOp::Median: {
+      if (!possibly_empty) return body;
+      SInterval empty;
+      if (op->op == ReduceOp::Median) {
+        empty = SInterval::point(make_zero(bt));
+      } else if (bt.is_unsigned()) {
+        empty =
+            SInterval::point(i32(static_cast<int64_t>(bounds::empty_reduction_value(op->op, bt))));
+      } else {
+        empty = {Expr(), Expr(), false};
+      }
+      return interval_union(body, empty);
+    }
+    case ReduceOp::ArgMin:
+      return {i32(-1), count.defined() ? Max::make(Sub::make(count, i32(1)), i32(-1)) : Expr(),
+              false};
+  }
   return SInterval::everything();
+}
+
+SInterval BoundsContext::compute(const Expr& e) {
+  SymbolicEnds ends(*this);
+  return bounds::IntervalRules<SymbolicEnds>(ends).of(e);
 }
 
 namespace {

@@ -3,10 +3,11 @@
 // The concrete engine (compiler_core/bounds/interval.h, used by the evaluator and the
 // reuse model) computes intervals of numbers once the inputs and params are known; the
 // lowering knows neither, so here an interval's ends are Exprs (Min/Max/Add trees that
-// LLVM folds) evaluated by the generated code. The rules follow the concrete engine's, a
-// little looser where a decision depends on a runtime value (a divisor's sign, a domain's
-// emptiness), and take the helpers they share from it (README.md, "Bounds"): intervals
-// are sound (they contain every value the generated code can compute), not always tight.
+// LLVM folds) evaluated by the generated code. Both run the same per-node rules
+// (compiler_core/bounds/interval_rules.h); over Expr ends a decision that depends on a
+// runtime value (a divisor's sign, a domain's emptiness) is known only for a constant, and
+// otherwise the rule takes its looser bound (README.md, "Bounds"): intervals are sound
+// (they contain every value the generated code can compute), not always tight.
 //
 // Integer intervals have i32 ends; float intervals have f64 ends, widened like the
 // concrete engine's so that single-precision rounding never leaves them. An undefined end is
@@ -72,6 +73,8 @@ class BoundsContext {
   SInterval variable(const std::string& name);
 
  private:
+  friend class SymbolicEnds;  // the end algebra of the shared rules (bounds_inference.cpp)
+
   bool available(const VarInfo& info) const;
   bool invariant(const Expr& e);
   SInterval compute(const Expr& e);
