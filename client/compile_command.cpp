@@ -124,21 +124,24 @@ CommandRunner add_compile_command(CLI::App& app) {
   cmd->add_option("--emit", opt->emit,
                   "what to write: obj, asm, llvm (optimised LLVM IR), header (C declarations "
                   "and the calling convention), cpp (the function as portable C++17 source, "
-                  "no runtime library needed) or cu (GPU kernels and their host code as CUDA "
-                  "C++, with a cuda-sm_NN --target); repeat it or give a list (obj,header)")
+                  "no runtime library needed), cu (GPU kernels and their host code as CUDA "
+                  "C++, with a cuda-sm_NN --target; header then declares its two functions) or "
+                  "ptx (the GPU kernels alone as PTX, made by nvcc); repeat it or give a list "
+                  "(obj,header)")
       ->required()
       ->delimiter(',')
       ->check(CLI::IsMember(codegen::emit_kind_names()));
   cmd->add_option(
       "-o,--output", opt->output,
       "the file to write for one --emit kind ('-' for standard output); for several, "
-      "the base name each kind's extension (.o .s .ll .h .cpp .cu) goes on; default: the "
+      "the base name each kind's extension (.o .s .ll .h .cpp .cu .ptx) goes on; default: the "
       "pipeline file's stem");
   cmd->add_option("--function-name", opt->function_name,
                   "the exported C function; default: the pipeline file's stem as a C identifier");
   cmd->add_option("--target", opt->target,
                   "host (this CPU, all its extensions), x86-64 (portable), x86-64-v2, "
-                  "x86-64-v3 (AVX2), x86-64-v4 (AVX-512), aarch64, or for --emit cu an NVIDIA "
+                  "x86-64-v3 (AVX2), x86-64-v4 (AVX-512), aarch64, or for --emit cu, ptx and "
+                  "header an NVIDIA "
                   "GPU: cuda-sm_80, cuda-sm_86, cuda-sm_89 or cuda-sm_90")
       ->check(CLI::IsMember(compile_target_names()))
       ->capture_default_str();

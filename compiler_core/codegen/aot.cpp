@@ -24,13 +24,14 @@ struct KindName {
   EmitKind kind;
   std::string_view name, extension;
 };
-constexpr std::array<KindName, 6> kKinds = {{
+constexpr std::array<KindName, 7> kKinds = {{
     {EmitKind::Object, "obj", ".o"},
     {EmitKind::Assembly, "asm", ".s"},
     {EmitKind::LlvmIr, "llvm", ".ll"},
     {EmitKind::Header, "header", ".h"},
     {EmitKind::CppSource, "cpp", ".cpp"},
     {EmitKind::CudaSource, "cu", ".cu"},
+    {EmitKind::Ptx, "ptx", ".ptx"},
 }};
 
 const KindName& kind_entry(EmitKind kind) {
@@ -159,7 +160,8 @@ AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<Emi
         }
         case EmitKind::Header:
         case EmitKind::CppSource:
-        case EmitKind::CudaSource: break;
+        case EmitKind::CudaSource:
+        case EmitKind::Ptx: break;
       }
     }
   }

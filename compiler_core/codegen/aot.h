@@ -29,6 +29,7 @@ enum class EmitKind {
   Header,      // a C header declaring the function, the descriptor struct and the conventions
   CppSource,   // the same function as one portable C++17 source file (cpp_source.h)
   CudaSource,  // GPU kernels and their host code as one CUDA C++ file (cuda_source in cpp_source.h)
+  Ptx,         // the GPU kernels alone as PTX text (nvcc.h)
 };
 
 /// "obj", "asm", "llvm", "header", "cpp": the spellings of `--emit`.

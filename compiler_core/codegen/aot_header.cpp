@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "compiler_core/codegen/aot.h"
+#include "compiler_core/codegen/cuda_target.h"
 #include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
@@ -125,7 +126,13 @@ std::string c_header_common_block() {
 
 std::string c_header(const LoweredFunction& f, const AotOptions& options) {
   check_c_function_name(options.symbol);
-  const TargetSpec target = named_target(options.target);
+  // A GPU target's header declares the two entry points of the CUDA file (AOT.md, "CUDA").
+  const bool gpu = is_cuda_target(options.target);
+  const std::string target_text =
+      gpu ? options.target + " (NVIDIA GPU, " + cuda_arch(options.target) + ", `--emit cu`)" : [&] {
+        const TargetSpec t = named_target(options.target);
+        return t.name + " (" + t.triple + ", cpu " + t.cpu + ")";
+      }();
   const std::string& name = options.symbol;
   ConstantNames constants(upper(name));
 
@@ -199,40 +206,66 @@ std::string c_header(const LoweredFunction& f, const AotOptions& options) {
   std::ostringstream os;
   os << "/* " << name << ".h: a Stipple pipeline compiled ahead of time as the C function " << name
      << ".\n *\n"
-     << " * Written by `stipple compile` for target " << target.name << " (" << target.triple
-     << ", cpu " << target.cpu << ") from\n"
+     << " * Written by `stipple compile` for target " << target_text << " from\n"
      << " *   pipeline  "
      << (options.pipeline_file.empty() ? std::string("(not given)") : options.pipeline_file)
      << "\n *   schedule  "
      << (options.schedule_file.empty() ? std::string("the default schedule")
                                        : options.schedule_file)
      << "\n * Regenerate it with the object file rather than editing it.\n";
-  if (target.name == "host") {
+  if (options.target == "host") {
     os << " * The code uses every instruction set extension of the CPU it was compiled on; for\n"
           " * other machines compile with --target x86-64 (or x86-64-v3, aarch64, ...).\n";
   }
-  os << " *\n"
-        " * Link the object file, then libstipple_runtime.a from a Stipple build\n"
-        " * (BUILD/compiler_core/runtime/: the thread pool behind parallel loops and the\n"
-        " * allocation and median helpers generated code calls), the C++ standard library,\n"
-        " * libm and pthreads:\n"
-        " *     cc -c app.c && cc app.o "
-     << name
-     << ".o libstipple_runtime.a -lstdc++ -lm -lpthread\n"
-        " *\n"
-        " * int32_t "
-     << name
-     << "(const stipple_buffer* buffers, const double* params):\n"
-        " *   buffers: "
-     << buffer_count << " descriptors, in this order:\n"
+  if (gpu) {
+    os << " *\n"
+          " * Build the CUDA file with nvcc and link it with the CUDA runtime:\n"
+          " *     nvcc -std=c++17 -O2 -arch="
+       << cuda_arch(options.target) << " -fmad=false --expt-relaxed-constexpr -c " << name
+       << ".cu\n"
+          " *     cc -c app.c && nvcc app.o "
+       << name
+       << ".o -o app\n"
+          " *\n"
+          " * int32_t "
+       << name
+       << "(const stipple_buffer* buffers, const double* params): buffers in host memory;\n"
+          " *   copies the inputs to the GPU, runs, copies the outputs back.\n"
+          " * int32_t "
+       << name
+       << "_device(const stipple_buffer* buffers, const double* params): the same\n"
+          " *   buffers with `host` pointing at device memory; runs and waits.\n"
+          " * Both take\n";
+  } else {
+    os << " *\n"
+          " * Link the object file, then libstipple_runtime.a from a Stipple build\n"
+          " * (BUILD/compiler_core/runtime/: the thread pool behind parallel loops and the\n"
+          " * allocation and median helpers generated code calls), the C++ standard library,\n"
+          " * libm and pthreads:\n"
+          " *     cc -c app.c && cc app.o "
+       << name
+       << ".o libstipple_runtime.a -lstdc++ -lm -lpthread\n"
+          " *\n"
+          " * int32_t "
+       << name << "(const stipple_buffer* buffers, const double* params):\n";
+  }
+  os << " *   buffers: " << buffer_count << " descriptors, in this order:\n"
      << aligned(buffer_rows) << " *   params: " << param_count << " doubles, in this order ("
      << defaults << "\n"
      << " *   initialises an array with the defaults):\n"
      << aligned(param_rows)
      << " *   returns STIPPLE_OK (0), STIPPLE_ERROR_BUFFER_MISMATCH (1: a descriptor's type or\n"
         " *   dimension count is not the one above, or its dim[0].stride is not 1; nothing was\n"
-        " *   computed) or STIPPLE_ERROR_OUT_OF_MEMORY (2: a heap allocation failed).\n"
-        " *\n"
+        " *   computed) or STIPPLE_ERROR_OUT_OF_MEMORY (2: a heap allocation failed)";
+  if (gpu) {
+    os << ",\n"
+          " *   STIPPLE_ERROR_DEVICE (3: a CUDA call failed: no GPU, a launch, a copy, a fault\n"
+          " *   in a kernel) or STIPPLE_ERROR_BUFFER_TOO_LARGE (4: a buffer spans 2^31 elements\n"
+          " *   or more; kernels index in 32 bits).\n";
+  } else {
+    os << ".\n";
+  }
+  os << " *\n"
         " * Descriptors: host points at the element at (dim[0].min, dim[1].min, ...); strides\n"
         " * count elements and dim[0].stride must be 1. Inputs are read at coordinates\n"
         " * [0, extent) whatever their mins; reads outside follow the input's boundary\n"
@@ -243,10 +276,16 @@ std::string c_header(const LoweredFunction& f, const AotOptions& options) {
        << ") from 0";
   }
   os << ".\n"
-        " * Params are converted to their types as Stipple's casts do (to i32: truncated toward\n"
-        " * zero and saturated). The function keeps no state between calls; its parallel loops\n"
-        " * run on a process-wide pool of threads (see stipple_set_num_threads).\n"
-        " */\n";
+        " * Params are converted to their types as Stipple's casts do (to i32: truncated toward\n";
+  if (gpu) {
+    os << " * zero and saturated). The functions keep no state between calls; each waits for\n"
+          " * its kernels, and the outputs may not overlap the inputs or each other.\n"
+          " */\n";
+  } else {
+    os << " * zero and saturated). The function keeps no state between calls; its parallel loops\n"
+          " * run on a process-wide pool of threads (see stipple_set_num_threads).\n"
+          " */\n";
+  }
 
   const std::string guard = "STIPPLE_AOT_" + upper(name) + "_H";
   os << "#ifndef " << guard << "\n#define " << guard << "\n\n"
@@ -255,9 +294,17 @@ std::string c_header(const LoweredFunction& f, const AotOptions& options) {
   write_common_block(os);
   os << enums.str() << "\n"
      << default_macros.str() << "#define " << defaults << " { " << join(default_values, ", ")
-     << " }\n\n"
-     << "int32_t " << name << "(const stipple_buffer* buffers, const double* params);\n\n"
-     << "#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n"
+     << " }\n\n";
+  if (gpu) {
+    os << "#ifndef STIPPLE_AOT_CUDA_CODES\n#define STIPPLE_AOT_CUDA_CODES\n"
+          "enum {\n  STIPPLE_ERROR_DEVICE = 3,\n  STIPPLE_ERROR_BUFFER_TOO_LARGE = 4,\n};\n"
+          "#endif /* STIPPLE_AOT_CUDA_CODES */\n\n";
+  }
+  os << "int32_t " << name << "(const stipple_buffer* buffers, const double* params);\n";
+  if (gpu) {
+    os << "int32_t " << name << "_device(const stipple_buffer* buffers, const double* params);\n";
+  }
+  os << "\n#ifdef __cplusplus\n}  /* extern \"C\" */\n#endif\n\n"
      << "#endif /* " << guard << " */\n";
   return os.str();
 }

@@ -44,10 +44,14 @@ const Backend* find_backend(std::string_view name) {
   return nullptr;
 }
 
-const Backend& backend_for(EmitKind kind) {
+const Backend& backend_for(EmitKind kind, const std::string& target) {
+  const Backend* first = nullptr;
   for (const Backend* b : backends()) {
-    if (std::find(b->kinds().begin(), b->kinds().end(), kind) != b->kinds().end()) return *b;
+    if (std::find(b->kinds().begin(), b->kinds().end(), kind) == b->kinds().end()) continue;
+    if (b->unsupported_target(target).empty()) return *b;
+    if (first == nullptr) first = b;
   }
+  if (first != nullptr) return *first;
   throw UserError("no back end writes " + std::string(emit_kind_name(kind)) + " files");
 }
 
@@ -55,6 +59,7 @@ std::vector<std::string> emit_kind_names() {
   std::vector<EmitKind> all;
   for (const Backend* b : backends()) all.insert(all.end(), b->kinds().begin(), b->kinds().end());
   std::sort(all.begin(), all.end());
+  all.erase(std::unique(all.begin(), all.end()), all.end());  // headers: CPU and GPU
   std::vector<std::string> names;
   for (EmitKind k : all) names.emplace_back(emit_kind_name(k));
   return names;
@@ -64,14 +69,14 @@ AotOutputs emit_files(const LoweredFunction& f, const std::vector<EmitKind>& kin
                       const AotOptions& options) {
   std::vector<const Backend*> asked;
   for (EmitKind k : kinds) {
-    const Backend* b = &backend_for(k);
+    const Backend* b = &backend_for(k, options.target);
     if (std::find(asked.begin(), asked.end(), b) == asked.end()) asked.push_back(b);
   }
   AotOutputs outputs;
   for (const Backend* b : asked) {
     BackendRequest request;
     for (EmitKind k : kinds) {
-      if (&backend_for(k) == b) request.kinds.push_back(k);
+      if (&backend_for(k, options.target) == b) request.kinds.push_back(k);
     }
     request.options = options;
     BackendResult r = b->compile(f, request);

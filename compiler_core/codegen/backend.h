@@ -2,10 +2,10 @@
 // Backend, registered once (backend.cpp) and looked up by name or by the kind of file it
 // writes. `stipple compile --emit` asks the registry which back end writes each kind.
 //
-//   const Backend& b = backend_for(EmitKind::CppSource);     // or *find_backend("cpp-source")
-//   BackendRequest req;  req.kinds = {EmitKind::CppSource};  req.options.symbol = "blur";
-//   BackendResult r = b.compile(lowered, req);
-//   if (!r.ok()) throw UserError(r.unsupported);             // a target or kind it cannot serve
+//   const Backend& b = backend_for(EmitKind::CppSource, "host");     // or
+//   *find_backend("cpp-source") BackendRequest req;  req.kinds = {EmitKind::CppSource};
+//   req.options.symbol = "blur"; BackendResult r = b.compile(lowered, req); if (!r.ok()) throw
+//   UserError(r.unsupported);             // a target or kind it cannot serve
 //   write(r.artefact->files.at(EmitKind::CppSource));
 //
 // BACKENDS.md says how to add one.
@@ -80,8 +80,10 @@ class Backend {
 const std::vector<const Backend*>& backends();
 /// The back end registered as `name`; nullptr when there is none.
 const Backend* find_backend(std::string_view name);
-/// The back end that writes `kind`. UserError when none does.
-const Backend& backend_for(EmitKind kind);
+/// The back end that writes `kind` for `target` (several write headers: the CPU's and the
+/// GPU's); when none serves the target, the first that writes the kind, which then says
+/// why it cannot. UserError when none writes the kind.
+const Backend& backend_for(EmitKind kind, const std::string& target = "host");
 /// The spellings (emit_kind_name) of every kind some back end writes, in EmitKind order:
 /// what `--emit` accepts.
 std::vector<std::string> emit_kind_names();

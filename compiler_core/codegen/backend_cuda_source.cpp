@@ -1,13 +1,18 @@
 // The CUDA back end: the function as one CUDA C++ file (cuda_source.h) of GPU kernels and
-// the host code that launches them, for the cuda-sm_NN targets (cuda_target.h).
+// the host code that launches them, for the cuda-sm_NN targets (cuda_target.h); the C
+// header declaring its two entry points; and its kernels alone as PTX (nvcc.h).
 //
 // Why CUDA C++ rather than LLVM's NVPTX back end: the C++ printer already computes what
 // the evaluator computes rule for rule (cpp_source.h), so the kernels inherit its tested
 // semantics; and LLVM 14 stops at sm_86 and PTX 7.5, while CUDA 11.8's nvcc and NVRTC
 // know sm_90.
+#include <algorithm>
+
+#include "compiler_core/codegen/aot.h"
 #include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/cpp_source.h"
 #include "compiler_core/codegen/cuda_target.h"
+#include "compiler_core/codegen/nvcc.h"
 
 namespace stipple::codegen {
 
@@ -18,7 +23,7 @@ class CudaSourceBackend : public Backend {
   std::string_view name() const override { return "cuda-source"; }
 
   const std::vector<EmitKind>& kinds() const override {
-    static const std::vector<EmitKind> k = {EmitKind::CudaSource};
+    static const std::vector<EmitKind> k = {EmitKind::Header, EmitKind::CudaSource, EmitKind::Ptx};
     return k;
   }
 
@@ -35,7 +40,17 @@ class CudaSourceBackend : public Backend {
     if (!why.empty()) return BackendResult::cannot_serve(why);
     check_c_function_name(request.options.symbol);
     Artefact a;
-    if (!request.kinds.empty()) a.files[EmitKind::CudaSource] = cuda_source(f, request.options);
+    const auto asked = [&](EmitKind k) {
+      return std::find(request.kinds.begin(), request.kinds.end(), k) != request.kinds.end();
+    };
+    if (asked(EmitKind::Header)) a.files[EmitKind::Header] = c_header(f, request.options);
+    if (asked(EmitKind::CudaSource) || asked(EmitKind::Ptx)) {
+      const std::string cu = cuda_source(f, request.options);
+      if (asked(EmitKind::Ptx)) {
+        a.files[EmitKind::Ptx] = ptx_from_cuda_source(cu, cuda_arch(request.options.target));
+      }
+      if (asked(EmitKind::CudaSource)) a.files[EmitKind::CudaSource] = cu;
+    }
     return {std::move(a), ""};
   }
 };

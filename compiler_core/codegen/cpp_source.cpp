@@ -1157,10 +1157,12 @@ std::string CppGen::generate_cuda() {
   text += kCudaIncludes;
   text += "\nextern \"C\" {\n\n";
   text += c_header_common_block();
+  // The GPU codes, guarded as in the header of a cuda- target, which may be included too.
   text +=
+      "#ifndef STIPPLE_AOT_CUDA_CODES\n#define STIPPLE_AOT_CUDA_CODES\n"
       "enum {\n  STIPPLE_ERROR_DEVICE = 3,  // a CUDA call failed\n"
       "  STIPPLE_ERROR_BUFFER_TOO_LARGE = 4,  // 2^31 elements or more: kernels index in 32 "
-      "bits\n};\n\n";
+      "bits\n};\n#endif\n\n";
   text += "int32_t " + options_.symbol + "(const stipple_buffer* buffers, const double* params);\n";
   text += "int32_t " + options_.symbol +
           "_device(const stipple_buffer* buffers, const double* params);\n\n}  // extern \"C\"\n\n";

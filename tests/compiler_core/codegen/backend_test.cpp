@@ -46,8 +46,14 @@ TEST(Backend, RegisteredOnceAndFoundByNameAndKind) {
   EXPECT_EQ(&backend_for(EmitKind::Header), find_backend("llvm-cpu"));
   EXPECT_EQ(&backend_for(EmitKind::CppSource), find_backend("cpp-source"));
   EXPECT_EQ(&backend_for(EmitKind::CudaSource), find_backend("cuda-source"));
+  // A kind two back ends write goes to the one that serves the target.
+  EXPECT_EQ(&backend_for(EmitKind::Header, "cuda-sm_90"), find_backend("cuda-source"));
+  EXPECT_EQ(&backend_for(EmitKind::Header, "x86-64-v3"), find_backend("llvm-cpu"));
+  EXPECT_EQ(&backend_for(EmitKind::Ptx, "cuda-sm_80"), find_backend("cuda-source"));
+  // With none serving it, the first that writes the kind, to say why not.
+  EXPECT_EQ(&backend_for(EmitKind::Ptx, "host"), find_backend("cuda-source"));
   EXPECT_EQ(emit_kind_names(),
-            (std::vector<std::string>{"obj", "asm", "llvm", "header", "cpp", "cu"}));
+            (std::vector<std::string>{"obj", "asm", "llvm", "header", "cpp", "cu", "ptx"}));
   // The CUDA back end serves only GPU targets, and says which.
   EXPECT_EQ(find_backend("cuda-source")->unsupported_target("cuda-sm_90"), "");
   EXPECT_NE(find_backend("cuda-source")->unsupported_target("host").find("cuda-sm_90"),

@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/cpp_source.h"
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/codegen/run_lowered.h"
@@ -232,6 +233,51 @@ TEST(CudaSource, NvccBuildsMachineCodeForSm80AndSm90) {
       EXPECT_EQ(r.exit_code, 0) << arch << "\n" << r.output;
     }
   }
+  fs::remove_all(dir);
+}
+
+// --emit ptx: the kernels alone, as PTX that ptxas assembles; --emit header for a GPU
+// target: both entry points, the GPU codes, valid C99 (a C program takes their addresses).
+TEST(CudaSource, EmitsPtxAndAHeaderForAGpuTarget) {
+  ::setenv("STIPPLE_NVCC", STIPPLE_NVCC, 1);  // Debian's CUDA 11.8, as on a fresh machine
+  const Pipeline p = load_benchmark_pipeline("blur3x3");
+  const LoweredFunction f =
+      lower(p, load_schedule_file(source_path("datasets/pipelines/gpu/blur3x3.sched"), p,
+                                  ScheduleTarget::Gpu));
+  codegen::AotOptions opt;
+  opt.symbol = "blur";
+  opt.target = "cuda-sm_80";
+  opt.output_name = p.output.func;
+  const codegen::AotOutputs out =
+      codegen::emit_files(f, {codegen::EmitKind::Ptx, codegen::EmitKind::Header}, opt);
+  const std::string& ptx = out.at(codegen::EmitKind::Ptx);
+  EXPECT_NE(ptx.find(".target sm_80"), std::string::npos) << ptx.substr(0, 400);
+  EXPECT_NE(ptx.find(".entry "), std::string::npos);
+  EXPECT_NE(ptx.find("blur_kernel0"), std::string::npos);
+  const fs::path dir = fs::temp_directory_path() / ("stipple-ptx-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  std::ofstream(dir / "blur.ptx") << ptx;
+  const std::string ptxas = fs::path(STIPPLE_NVCC).parent_path() / "ptxas";
+  const testing_cli::Result assembled =
+      testing_cli::shell(ptxas + " -arch=sm_80 " + (dir / "blur.ptx").string() + " -o " +
+                         (dir / "blur.cubin").string());
+  EXPECT_EQ(assembled.exit_code, 0) << assembled.output;
+
+  const std::string& header = out.at(codegen::EmitKind::Header);
+  EXPECT_NE(header.find("for target cuda-sm_80"), std::string::npos) << header;
+  std::ofstream(dir / "blur.h") << header;
+  std::ofstream(dir / "app.c") << R"(#include "blur.h"
+int main(void) {
+  int32_t (*host)(const stipple_buffer*, const double*) = blur;
+  int32_t (*device)(const stipple_buffer*, const double*) = blur_device;
+  return (host != 0) + (device != 0) + STIPPLE_ERROR_DEVICE + STIPPLE_ERROR_BUFFER_TOO_LARGE +
+         BLUR_BUFFER_COUNT == 11 ? 0 : 1;
+}
+)";
+  const testing_cli::Result c =
+      testing_cli::shell("cc -std=c99 -Wall -Wextra -Werror -pedantic -c " +
+                         (dir / "app.c").string() + " -o " + (dir / "app.o").string());
+  EXPECT_EQ(c.exit_code, 0) << c.output;
   fs::remove_all(dir);
 }
 #else
