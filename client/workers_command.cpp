@@ -41,7 +41,18 @@ CommandRunner add_workers_command(CLI::App& app) {
                       double(c.last_level_cache_bytes()) / (1 << 20), state, heard,
                       static_cast<long long>(w.jobs_completed()), c.target().c_str());
         std::cout << line;
-        if (!c.gpu().model().empty()) std::cout << "       GPU " << c.gpu().model() << "\n";
+        const proto::Gpu& g = c.gpu();
+        if (!g.model().empty()) {
+          std::snprintf(line, sizeof line,
+                        "       GPU %s, compute capability %s, %d SMs, %.1f GiB, driver %d.%d, "
+                        "target %s\n",
+                        g.model().c_str(), g.compute_capability().c_str(), g.multiprocessors(),
+                        double(g.memory_bytes()) / (1 << 30), g.driver_version() / 1000,
+                        (g.driver_version() % 1000) / 10, g.target().c_str());
+          std::cout << line;
+        } else if (!g.absent().empty()) {
+          std::cout << "       no GPU: " << g.absent() << "\n";
+        }
       }
       return kExitOk;
     });

@@ -12,8 +12,14 @@ proto::Capabilities to_proto(const HostCapabilities& w) {
   c.set_l2_cache_bytes(w.l2_bytes);
   c.set_last_level_cache_bytes(w.llc_bytes);
   c.set_vector_bits(w.vector_bits);
-  c.mutable_gpu()->set_model(w.gpu_model);
-  c.mutable_gpu()->set_memory_bytes(w.gpu_memory_bytes);
+  proto::Gpu* gpu = c.mutable_gpu();
+  gpu->set_model(w.gpu_model);
+  gpu->set_memory_bytes(w.gpu_memory_bytes);
+  gpu->set_compute_capability(w.gpu_compute_capability);
+  gpu->set_multiprocessors(w.gpu_multiprocessors);
+  gpu->set_driver_version(w.gpu_driver_version);
+  gpu->set_target(w.gpu_target);
+  gpu->set_absent(w.gpu_absent);
   c.set_target(w.target);
   return c;
 }
@@ -30,6 +36,11 @@ HostCapabilities from_proto(const proto::Capabilities& c) {
   w.vector_bits = c.vector_bits();
   w.gpu_model = c.gpu().model();
   w.gpu_memory_bytes = c.gpu().memory_bytes();
+  w.gpu_compute_capability = c.gpu().compute_capability();
+  w.gpu_multiprocessors = c.gpu().multiprocessors();
+  w.gpu_driver_version = c.gpu().driver_version();
+  w.gpu_target = c.gpu().target();
+  w.gpu_absent = c.gpu().absent();
   w.target = c.target();
   return w;
 }

@@ -5,6 +5,7 @@
 
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/support/host_probe.h"
+#include "workers/gpu_probe.h"
 
 namespace stipple::workers {
 
@@ -31,6 +32,17 @@ HostCapabilities detect_host_capabilities() {
   };
   c.vector_bits = 8 * vector_bytes_from_features(has("avx512f"), has("avx2"), has("avx"),
                                                  has("neon") || has("asimd"));
+  const GpuProbe gpu = probe_gpu();
+  if (gpu.found) {
+    c.gpu_model = gpu.model;
+    c.gpu_memory_bytes = gpu.memory_bytes;
+    c.gpu_compute_capability = gpu.compute_capability();
+    c.gpu_multiprocessors = gpu.multiprocessors;
+    c.gpu_driver_version = gpu.driver_version;
+    c.gpu_target = gpu.target_key();
+  } else {
+    c.gpu_absent = gpu.why_not;
+  }
   return c;
 }
 

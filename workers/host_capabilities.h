@@ -12,7 +12,8 @@ namespace stipple::workers {
 /// last-level cache sizes (compiler_core/support/host_probe.h), the vector width those
 /// features imply, and host_target_key() of the CPU and features: the key LocalEvaluator
 /// reports as target().
-/// No GPU yet: the GPU back end fills gpu_model and gpu_memory_bytes.
+/// The GPU, if the CUDA driver reports one (gpu_probe.h): model, memory, compute
+/// capability, multiprocessors, driver version and its target key; else why not.
 HostCapabilities detect_host_capabilities();
 
 }  // namespace stipple::workers

@@ -395,8 +395,10 @@ class WorkerDaemon::Session {
         worker_id_ = resp.worker_id();
         if (resp.heartbeat_seconds() > 0) heartbeat_seconds_ = resp.heartbeat_seconds();
       }
-      spdlog::info("registered with {} as {} (target {}, {} cores)", o_.coordinator,
-                   resp.worker_id(), caps_.target, caps_.cores);
+      spdlog::info("registered with {} as {} (target {}, {} cores; {})", o_.coordinator,
+                   resp.worker_id(), caps_.target, caps_.cores,
+                   caps_.gpu_model.empty() ? "no GPU: " + caps_.gpu_absent
+                                           : "GPU " + caps_.gpu_model + ", " + caps_.gpu_target);
       return true;
     }
     check_refused(st);

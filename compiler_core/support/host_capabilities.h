@@ -22,6 +22,11 @@ struct HostCapabilities {
   int vector_bits = 0;    // the widest native vector register
   std::string gpu_model;  // empty: no GPU
   int64_t gpu_memory_bytes = 0;
+  std::string gpu_compute_capability;  // "9.0"
+  int gpu_multiprocessors = 0;
+  int gpu_driver_version = 0;  // the CUDA driver's: 13000 for CUDA 13.0
+  std::string gpu_target;      // "cuda-sm_90-13": the key a GPU target's jobs are matched on
+  std::string gpu_absent;      // without a GPU: why ("no CUDA driver (...)", "cuInit: ...")
   /// host_target_key(): jobs go only to workers whose key equals the job's, so timings of
   /// different machines are never mixed in one front.
   std::string target;
