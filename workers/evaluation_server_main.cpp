@@ -6,14 +6,23 @@
 //   - address space (RLIMIT_AS): an allocation past it fails -> "out_of_memory";
 //   - CPU time (RLIMIT_CPU), reset before each job to what it has used plus the job's
 //     allowance: past it the kernel sends SIGXCPU -> "timeout";
-//   - file size (RLIMIT_FSIZE) and no core dumps (RLIMIT_CORE = 0).
-// The wall-clock deadline is the parent's: it kills this process's whole group.
+//   - file size (RLIMIT_FSIZE), from the first candidate on: the reference outputs this
+//     process writes to the cache at start are its own, sized by the photos (a 40 MP
+//     colour photo's is 480 MB), not a candidate's runaway writes;
+//   - no core dumps (RLIMIT_CORE = 0).
+// The reference outputs are computed at start under the same CPU allowance as a candidate.
+// The wall-clock deadline is the parent's: it kills this process's whole group, and it
+// applies to the start too. With --parent-pid this process dies with its parent
+// (PR_SET_PDEATHSIG): a worker killed while this computes references leaves no orphan.
 //
 // With --benchmark-lock it holds the host's lock (benchmark_lock.h) shared while compiling
-// and exclusively while timing. When it has to wait for the lock it says so, a line
-// {"phase": "waiting"} and then {"phase": "running"}, so that the parent's deadline counts
-// the candidate's own time, not the queue's.
+// a candidate and exclusively while timing; never while computing references, which may
+// take up to the deadline and must not hold up another process's timed runs. When it has
+// to wait for the lock it says so, a line {"phase": "waiting"} and then {"phase":
+// "running"}, so that the parent's deadline counts the candidate's own time, not the
+// queue's.
 #include <fcntl.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -173,6 +182,9 @@ void inject_fault(const std::string& schedule) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // First of all: die with the parent. Checked below against the parent it names, which
+  // may have died before this line ran (then this process was reparented already).
+  prctl(PR_SET_PDEATHSIG, SIGKILL);
   CLI::App app{
       "stipple-evaluator: measures candidate schedules for LocalEvaluator (a child "
       "process speaking JSON lines on stdin and stdout; not for interactive use)"};
@@ -191,10 +203,13 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--reference-cache", reference_cache,
                  "folder of cached reference outputs, by content hash (default: none)");
+  pid_t parent_pid = 0;
+  app.add_option("--parent-pid", parent_pid,
+                 "the process that started this one: when it is gone, so is this one");
   CLI11_PARSE(app, argc, argv);
+  if (parent_pid > 0 && getppid() != parent_pid) return 1;  // the parent died before prctl
 
   limit(RLIMIT_CORE, 0);
-  if (file_bytes > 0) limit(RLIMIT_FSIZE, rlim_t(file_bytes));
   // AddressSanitizer reserves terabytes of shadow address space: under it the memory
   // limit cannot be an address-space limit, and is left to the parent's deadline.
   if (memory_bytes > 0 && !address_sanitizer_active()) limit(RLIMIT_AS, rlim_t(memory_bytes));
@@ -216,6 +231,8 @@ int main(int argc, char** argv) {
       }
     }
     if (!std::getline(std::cin, line)) return 1;
+    // The references run the pipeline: a hang is stopped as a candidate's would be.
+    if (cpu_seconds > 0) allow_cpu_seconds(cpu_seconds);
     measurement = std::make_unique<Measurement>(
         wire::setup_from_json(nlohmann::json::parse(line).at("setup")),
         phases ? phases->gate() : MeasurementGate{}, reference_cache);
@@ -223,6 +240,9 @@ int main(int argc, char** argv) {
     send({{"fatal", e.what()}});
     return 2;
   }
+  // From here on only candidates run: their writes are limited (the references are
+  // written).
+  if (file_bytes > 0) limit(RLIMIT_FSIZE, rlim_t(file_bytes));
   // Idle between candidates holds nothing: another process's timed runs may go.
   if (phases) phases->release();
   send({{"ready", true}, {"host", host_name()}, {"target", measurement->target()}});

@@ -57,6 +57,21 @@ std::string describe_wait_status(int status) {
   return "stopped (wait status " + std::to_string(status) + ")";
 }
 
+EvaluationResult death_result(int status, double cpu_seconds, const std::string& process) {
+  EvaluationResult failed;
+  failed.reason = process + " was " + describe_wait_status(status);
+  if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
+    failed.status = EvaluationStatus::Timeout;
+    failed.reason += ": it used more than " + std::to_string(int(cpu_seconds)) + " s of CPU time";
+  } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
+    failed.status =
+        EvaluationStatus::OutOfMemory;  // nobody else sends SIGKILL: the kernel's OOM killer
+  } else {
+    failed.status = EvaluationStatus::Crash;
+  }
+  return failed;
+}
+
 LocalEvaluator::LocalEvaluator(EvaluationSetup setup, LocalEvaluatorOptions options)
     : setup_(std::move(setup)), options_(std::move(options)) {
   // A child that dies while we write to it must be an error return, not our death.
@@ -66,6 +81,7 @@ LocalEvaluator::LocalEvaluator(EvaluationSetup setup, LocalEvaluatorOptions opti
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     options_.cpu_seconds = options_.deadline_seconds * double(cores);
   }
+  if (options_.startup_seconds <= 0) options_.startup_seconds = options_.deadline_seconds;
   start();
 }
 
@@ -91,7 +107,9 @@ void LocalEvaluator::start() {
                                    "--file-size-limit",
                                    std::to_string(options_.file_size_limit_bytes),
                                    "--cpu-seconds",
-                                   std::to_string(options_.cpu_seconds)};
+                                   std::to_string(options_.cpu_seconds),
+                                   "--parent-pid",
+                                   std::to_string(::getpid())};
   if (!options_.benchmark_lock.empty()) {
     args.insert(args.end(), {"--benchmark-lock", options_.benchmark_lock, "--lock-wait-seconds",
                              std::to_string(options_.lock_wait_seconds)});
@@ -125,10 +143,21 @@ void LocalEvaluator::start() {
   bool eof = false;
   if (!read_answer(line, options_.startup_seconds, &eof)) {
     const int status = stop();
-    throw std::runtime_error(
-        "the evaluator did not start: " +
-        (eof ? describe_wait_status(status)
-             : "no answer in " + std::to_string(int(options_.startup_seconds)) + " s"));
+    // Past the deadline, or killed by a signal (a resource limit among them), while
+    // computing the references: the setup's doing, the same on any host. An exit is not
+    // (the child exits only when it cannot read its setup).
+    if (!eof) {
+      EvaluationResult late;
+      late.status = EvaluationStatus::Timeout;
+      late.reason = "the reference outputs were not computed within the deadline of " +
+                    std::to_string(int(options_.startup_seconds)) + " s; the process was killed";
+      throw SetupFailed(late);
+    }
+    if (WIFSIGNALED(status)) {
+      throw SetupFailed(death_result(status, options_.cpu_seconds,
+                                     "the process computing the reference outputs"));
+    }
+    throw std::runtime_error("the evaluator did not start: " + describe_wait_status(status));
   }
   nlohmann::json hello = nlohmann::json::parse(line);
   if (hello.contains("fatal")) {
@@ -204,20 +233,24 @@ bool LocalEvaluator::read_answer(std::string& line, double seconds, bool* eof) {
 
 EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const std::string& split,
                                               double give_up_ms) {
-  if (child_ <= 0) start();
   const int64_t id = next_id_++;
-  EvaluationResult failed;
   const nlohmann::json job = {
       {"id", id}, {"split", split}, {"schedule", schedule}, {"give_up_ms", give_up_ms}};
   try {
-    write_all(to_child_, job.dump() + "\n");
-  } catch (const std::runtime_error&) {
-    // The child died between jobs: its status says why; the candidate is not to blame,
-    // so it is measured in a fresh child.
-    stop();
-    start();
-    write_all(to_child_, job.dump() + "\n");
+    if (child_ <= 0) start();
+    try {
+      write_all(to_child_, job.dump() + "\n");
+    } catch (const std::runtime_error&) {
+      // The child died between jobs: its status says why; the candidate is not to blame,
+      // so it is measured in a fresh child.
+      stop();
+      start();
+      write_all(to_child_, job.dump() + "\n");
+    }
+  } catch (const SetupFailed& e) {
+    return e.result;  // a fresh child could not compute the references: neither can the next
   }
+  EvaluationResult failed;
   std::string line;
   bool eof = false;
   while (read_answer(line, options_.deadline_seconds, &eof)) {
@@ -231,21 +264,7 @@ EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const
     if (j.value("id", int64_t(-1)) != id) continue;  // a late answer to an abandoned job
     return wire::result_from_json(j.at("result"));
   }
-  if (eof) {
-    const int status = stop();
-    failed.reason = "the candidate's process was " + describe_wait_status(status);
-    if (WIFSIGNALED(status) && WTERMSIG(status) == SIGXCPU) {
-      failed.status = EvaluationStatus::Timeout;
-      failed.reason +=
-          ": it used more than " + std::to_string(int(options_.cpu_seconds)) + " s of CPU time";
-    } else if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {
-      failed.status =
-          EvaluationStatus::OutOfMemory;  // nobody else sends SIGKILL: the kernel's OOM killer
-    } else {
-      failed.status = EvaluationStatus::Crash;
-    }
-    return failed;
-  }
+  if (eof) return death_result(stop(), options_.cpu_seconds, "the candidate's process");
   stop();
   failed.status = EvaluationStatus::Timeout;
   failed.reason = "no result within the deadline of " +

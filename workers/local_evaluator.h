@@ -4,10 +4,17 @@
 // enforces by killing the child's whole process group; a candidate that crashes, hangs,
 // runs out of memory or writes NaN becomes a failed result with its reason, and the next
 // candidate gets a fresh child. The tuner never dies with a candidate.
+//
+// The child computes the setup's reference outputs when it starts, under the same
+// deadline and CPU allowance as a candidate: a reference that hangs or dies is the
+// setup's failure (SetupFailed), recorded for its candidates, not a host that waits.
+// The child dies with the thread that started it (PR_SET_PDEATHSIG): a LocalEvaluator
+// belongs to the thread that constructs it and calls evaluate().
 #pragma once
 
 #include <sys/types.h>
 
+#include <stdexcept>
 #include <string>
 
 #include "workers/evaluator.h"
@@ -18,7 +25,9 @@ struct LocalEvaluatorOptions {
   /// The stipple-evaluator executable; empty: the one beside this process's executable.
   std::string server_binary;
   double deadline_seconds = 60;  // wall clock per candidate (compile and all runs)
-  double startup_seconds = 300;  // wall clock for the child to load photos and references
+  /// Wall clock for the child to load the photos and compute their reference outputs;
+  /// 0: deadline_seconds (a reference is the pipeline's run under the default schedule).
+  double startup_seconds = 0;
   int64_t memory_limit_bytes = int64_t(16) << 30;
   int64_t file_size_limit_bytes = int64_t(64) << 20;
   /// CPU seconds per candidate; 0: the deadline times the number of cores.
@@ -33,12 +42,23 @@ struct LocalEvaluatorOptions {
   std::string reference_cache;
 };
 
+/// The child died of a signal, or ran past the start-up deadline, while loading the photos
+/// and computing their reference outputs: no candidate of the setup can be measured on
+/// this host. `result` (timeout, out_of_memory or crash, with the reason) is what each of
+/// them is recorded as; evaluate() returns it rather than throwing.
+class SetupFailed : public std::runtime_error {
+ public:
+  explicit SetupFailed(EvaluationResult r) : std::runtime_error(r.reason), result(std::move(r)) {}
+  EvaluationResult result;
+};
+
 class LocalEvaluator : public Evaluator {
  public:
   /// Starts the child and waits until it has loaded the photos of every split and
   /// computed their reference outputs. Throws UserError when the setup is bad (the
-  /// pipeline does not compile, a photo does not load) and std::runtime_error when the
-  /// child cannot be started.
+  /// pipeline does not compile, a photo does not load), SetupFailed when computing the
+  /// references died or ran past startup_seconds, and std::runtime_error when the child
+  /// cannot be started.
   LocalEvaluator(EvaluationSetup setup, LocalEvaluatorOptions options = {});
   ~LocalEvaluator() override;
   LocalEvaluator(const LocalEvaluator&) = delete;
@@ -79,5 +99,11 @@ class LocalEvaluator : public Evaluator {
 
 /// A wait status in words: "killed by SIGSEGV (Segmentation fault)", "exited with status 3".
 std::string describe_wait_status(int status);
+
+/// What a child's death by `status` says of the candidate (or the references) it was
+/// computing: SIGXCPU -> timeout (more than `cpu_seconds` of CPU), SIGKILL ->
+/// out_of_memory (only the kernel's OOM killer sends it), anything else -> crash; the
+/// reason is "`process` was killed by SIG...".
+EvaluationResult death_result(int status, double cpu_seconds, const std::string& process);
 
 }  // namespace stipple::workers

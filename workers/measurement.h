@@ -22,9 +22,10 @@ InputImages inputs_for_photo(const Pipeline& p, const std::string& path);
 
 /// What the measuring process does around the phases of a measurement: the evaluation
 /// server holds the host's BenchmarkLock shared while compiling and exclusively while
-/// timing (benchmark_lock.h). Empty functions do nothing.
+/// timing (benchmark_lock.h). Empty functions do nothing. Computing the reference outputs
+/// passes through none of them.
 struct MeasurementGate {
-  std::function<void()> before_compile;  // also before computing reference outputs
+  std::function<void()> before_compile;  // a candidate's compile follows
   std::function<void()> before_timing;   // compiled: the warm-ups and timed runs follow
   std::function<void()> after_timing;    // the timed runs are over
 };

@@ -38,9 +38,12 @@ struct Abandon : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 /// The job's setup cannot be measured here by anyone (a pipeline that does not compile, a
-/// photo the coordinator does not have): reported as status "error" with this reason.
+/// photo the coordinator does not have, reference outputs that hang or die): reported with
+/// this status ("error" unless said) and reason.
 struct JobError : std::runtime_error {
-  using std::runtime_error::runtime_error;
+  explicit JobError(const std::string& why, EvaluationStatus s = EvaluationStatus::Error)
+      : std::runtime_error(why), status(s) {}
+  EvaluationStatus status;
 };
 /// The coordinator refused our token: retrying cannot help.
 struct Refused : std::runtime_error {
@@ -276,7 +279,7 @@ class WorkerDaemon::Session {
   // Shared by the slots.
   std::mutex setups_mu_;
   std::map<std::string, proto::EvaluationSetup> setups_;  // by setup id; never erased
-  std::map<std::string, std::string> bad_setups_;         // why each cannot be measured
+  std::map<std::string, JobError> bad_setups_;            // why each cannot be measured
   std::atomic<bool> warned_target_{false};
   std::atomic<bool> fetched_photos_{true};  // true: trim once at the start
   int batches_since_trim_ = 0;              // the main thread's
@@ -554,7 +557,7 @@ class WorkerDaemon::Session {
     }
     {
       std::lock_guard lock(setups_mu_);
-      if (auto bad = bad_setups_.find(id); bad != bad_setups_.end()) throw JobError(bad->second);
+      if (auto bad = bad_setups_.find(id); bad != bad_setups_.end()) throw bad->second;
     }
     const proto::EvaluationSetup& m = setup(id, give_up, slot.backoff);
     EvaluationSetup local;
@@ -575,10 +578,11 @@ class WorkerDaemon::Session {
       ev = std::make_unique<LocalEvaluator>(local, o_.evaluator);
     } catch (const UserError& e) {
       // Bad on every host: each of its jobs is reported failed, none goes round forever.
-      const std::string why = std::string("the setup cannot be measured: ") + e.what();
-      std::lock_guard lock(setups_mu_);
-      bad_setups_[id] = why;
-      throw JobError(why);
+      remember_bad_setup(id, JobError(std::string("the setup cannot be measured: ") + e.what()));
+    } catch (const SetupFailed& e) {
+      // Its references hang or die (a resource limit, the deadline): as above, with the
+      // status that says how, rather than a job handed from worker to worker.
+      remember_bad_setup(id, JobError(e.result.reason, e.result.status));
     } catch (const std::exception& e) {
       throw Abandon(std::string("cannot start the evaluator: ") + e.what());
     }
@@ -588,6 +592,14 @@ class WorkerDaemon::Session {
     }
     evaluators.emplace_front(id, std::move(ev));
     return *evaluators.front().second;
+  }
+
+  [[noreturn]] void remember_bad_setup(const std::string& id, const JobError& why) {
+    {
+      std::lock_guard lock(setups_mu_);
+      bad_setups_.insert_or_assign(id, why);
+    }
+    throw why;
   }
 
   /// Measures the job in the slot's evaluator child: its compile beside the other slots',
@@ -611,7 +623,7 @@ class WorkerDaemon::Session {
       return r[0];
     } catch (const JobError& e) {
       EvaluationResult failed;
-      failed.status = EvaluationStatus::Error;
+      failed.status = e.status;
       failed.reason = e.what();
       return failed;
     }

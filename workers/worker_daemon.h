@@ -15,7 +15,8 @@
 //   across every worker process of the host. The next batch is leased when the last job
 //   of this one is done: a new compile would hold up the timed runs still waiting.
 // - A candidate that crashes or hangs is a failed result from LocalEvaluator, reported
-//   like any other.
+//   like any other; so is every job of a setup whose reference outputs hang or die
+//   (SetupFailed: timeout, out_of_memory or crash, remembered per setup).
 // - A heartbeat thread renews the worker's leases at the interval the coordinator asked
 //   for, so a long measurement keeps its lease.
 // - Photos are cached under CACHE/images/<sha256>, written to a temporary file and

@@ -81,16 +81,22 @@ void write_text_file(const std::string& path, const std::string& text) {
   // file (workers sharing a photo cache, coordinator threads) never write into each other.
   const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
                            std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  // A write that fails (a full disk, a file size limit) takes its temporary file with it.
+  auto fail = [&](const std::string& why) {
+    std::error_code ignored;
+    std::filesystem::remove(temp, ignored);
+    throw UserError(why);
+  };
   {
     std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) throw UserError("cannot write '" + temp + "'");
+    if (!out) fail("cannot write '" + temp + "'");
     out << text;
     out.flush();
-    if (!out) throw UserError("error while writing '" + temp + "'");
+    if (!out) fail("error while writing '" + temp + "'");
   }
   std::error_code ec;
   std::filesystem::rename(temp, path, ec);
-  if (ec) throw UserError("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
+  if (ec) fail("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
 }
 
 }  // namespace stipple

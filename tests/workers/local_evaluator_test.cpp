@@ -14,6 +14,10 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <thread>
 
 #include "compiler_core/ir/error.h"
 #include "workers/measurement.h"
@@ -210,6 +214,49 @@ TEST_F(LocalEvaluatorTest, TheChildDiesWithTheEvaluator) {
     EXPECT_EQ(kill(child, 0), 0);
   }
   EXPECT_NE(kill(child, 0), 0);  // reaped: no such process
+}
+
+// A reference that would run for minutes (9.2e11 points, under the work limit that refuses
+// bigger runs at once) is stopped at the deadline: SetupFailed, a timeout, not a wait of
+// minutes for a child that never answers.
+TEST_F(LocalEvaluatorTest, AHangingReferenceFailsTheSetupAtTheDeadline) {
+  EvaluationSetup s = blur_setup();
+  s.pipeline_source = R"(pipeline hang
+input in : f32[x, y, c]
+func out(x, y, c) = sum(i in 0..100000000 : in(x, y, c))
+output out
+)";
+  s.images = {{"train", {source_path("datasets/fixtures/natural-high-64x48.png")}}};
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    LocalEvaluator ev(s, options(/*deadline=*/2));
+    ADD_FAILURE() << "the evaluator started";
+  } catch (const SetupFailed& e) {
+    EXPECT_EQ(e.result.status, EvaluationStatus::Timeout);
+    EXPECT_NE(e.result.reason.find("reference outputs"), std::string::npos) << e.result.reason;
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5);
+}
+
+// The child dies with the thread that started it (PR_SET_PDEATHSIG): here a thread that
+// ends while the evaluator it made lives on; for a worker killed outright, the same.
+TEST_F(LocalEvaluatorTest, TheChildDiesWithItsParent) {
+  std::unique_ptr<LocalEvaluator> ev;
+  std::thread([&] { ev = std::make_unique<LocalEvaluator>(blur_setup(), options()); }).join();
+  const pid_t child = ev->child_pid();
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(2);
+  auto zombie = [&] {
+    std::ifstream in("/proc/" + std::to_string(child) + "/stat");
+    std::stringstream stat;
+    stat << in.rdbuf();
+    const std::string text = stat.str();
+    const size_t close = text.rfind(')');
+    return close != std::string::npos && close + 2 < text.size() && text[close + 2] == 'Z';
+  };
+  while (!zombie() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_TRUE(zombie()) << "the child outlived the thread that started it";
 }
 
 }  // namespace
