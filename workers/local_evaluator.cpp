@@ -150,7 +150,9 @@ void LocalEvaluator::start() {
       EvaluationResult late;
       late.status = EvaluationStatus::Timeout;
       late.reason = "the reference outputs were not computed within the deadline of " +
-                    std::to_string(int(options_.startup_seconds)) + " s; the process was killed";
+                    std::to_string(int(options_.startup_seconds)) +
+                    " s (the pipeline under its default schedule, on every photo); the process "
+                    "was killed: give a longer --deadline, or smaller photos";
       throw SetupFailed(late);
     }
     if (WIFSIGNALED(status)) {
