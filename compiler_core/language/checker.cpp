@@ -718,10 +718,12 @@ class Checker {
     }
     const std::array<std::array<double, 3>, 3>& m =
         e.name == "rgb_to_yuv" ? rgb_to_yuv_matrix() : yuv_to_rgb_matrix();
-    auto row = [&](int k) {
-      return Add::make(Add::make(Mul::make(FloatImm::make(t, m[k][0]), x3),
-                                 Mul::make(FloatImm::make(t, m[k][1]), y2)),
-                       Mul::make(FloatImm::make(t, m[k][2]), z));
+    // Structured bindings by init-capture: clang 14 (the fuzzer's compiler) cannot capture
+    // them directly.
+    auto row = [&m, t, u = x3, v = y2, w = z](int k) {
+      return Add::make(Add::make(Mul::make(FloatImm::make(t, m[k][0]), u),
+                                 Mul::make(FloatImm::make(t, m[k][1]), v)),
+                       Mul::make(FloatImm::make(t, m[k][2]), w));
     };
     Expr value = Select::make(EQ::make(c, IntImm::make(Int32(), 0)), row(0),
                               Select::make(EQ::make(c, IntImm::make(Int32(), 1)), row(1), row(2)));
