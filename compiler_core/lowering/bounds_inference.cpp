@@ -146,8 +146,11 @@ SInterval widened(SInterval iv) {
 
 SInterval int_range(Type t) {
   if (t.is_bool()) return {i32(0), i32(1), false};
-  if (t.is_unsigned()) return {i32(0), i32(static_cast<int64_t>(t.max_value())), false};
-  if (t.is_int()) return {Expr(), Expr(), false};
+  if (t.is_int() && t.bits() < 32) {  // u8, u16, i8, i16
+    return {i32(static_cast<int64_t>(t.min_value())), i32(static_cast<int64_t>(t.max_value())),
+            false};
+  }
+  if (t.is_int()) return {Expr(), Expr(), false};  // i32, u32: no i32 range
   return SInterval::everything();
 }
 
@@ -305,9 +308,11 @@ SInterval BoundsContext::compute(const Expr& e) {
   auto float_nan = [](const SInterval& a, const SInterval& b) {
     return a.may_be_nan || b.may_be_nan || !a.bounded() || !b.bounded();
   };
-  // Results of u8/u16 arithmetic may wrap: the type's range (as `fit` in the concrete
-  // engine, compiler_core/bounds/interval.cpp).
-  if (t.is_unsigned() && e.node_type() != IRNodeType::Cast &&
+  // u32 values need not fit the i32 ends these bounds are made of.
+  if (t == UInt32()) return int_range(t);
+  // Results of u8/u16/i8/i16 arithmetic may wrap: the type's range (as `fit` in the
+  // concrete engine, compiler_core/bounds/interval.cpp).
+  if (t.is_int() && t.bits() < 32 && e.node_type() != IRNodeType::Cast &&
       e.node_type() != IRNodeType::Variable) {
     switch (e.node_type()) {
       case IRNodeType::Min:
@@ -347,7 +352,8 @@ SInterval BoundsContext::compute(const Expr& e) {
         // From an integer or bool: the range is kept where the value cannot wrap.
         return bounds::int_cast_keeps_values(from, t) ? a : int_range(t);
       }
-      // To a float.
+      // To a float (f16 rounding moves values too far for `widened`: no bounds).
+      if (t.is_f16()) return SInterval::everything();
       SInterval r = a;
       if (!from.is_float()) {
         r.min = a.min.defined() ? Cast::make(Float64(), a.min) : Expr();
