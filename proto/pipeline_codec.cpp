@@ -52,6 +52,10 @@ proto::ScalarType encode(ScalarType t) {
     case ScalarType::Int32: return proto::SCALAR_TYPE_INT32;
     case ScalarType::Float32: return proto::SCALAR_TYPE_FLOAT32;
     case ScalarType::Float64: return proto::SCALAR_TYPE_FLOAT64;
+    case ScalarType::Int8: return proto::SCALAR_TYPE_INT8;
+    case ScalarType::Int16: return proto::SCALAR_TYPE_INT16;
+    case ScalarType::UInt32: return proto::SCALAR_TYPE_UINT32;
+    case ScalarType::Float16: return proto::SCALAR_TYPE_FLOAT16;
   }
   return proto::SCALAR_TYPE_UNSPECIFIED;
 }
@@ -64,6 +68,10 @@ ScalarType decode(proto::ScalarType t) {
     case proto::SCALAR_TYPE_INT32: return ScalarType::Int32;
     case proto::SCALAR_TYPE_FLOAT32: return ScalarType::Float32;
     case proto::SCALAR_TYPE_FLOAT64: return ScalarType::Float64;
+    case proto::SCALAR_TYPE_INT8: return ScalarType::Int8;
+    case proto::SCALAR_TYPE_INT16: return ScalarType::Int16;
+    case proto::SCALAR_TYPE_UINT32: return ScalarType::UInt32;
+    case proto::SCALAR_TYPE_FLOAT16: return ScalarType::Float16;
     default: fail("unknown scalar type " + std::to_string(static_cast<int>(t)));
   }
 }

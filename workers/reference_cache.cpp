@@ -36,8 +36,11 @@ constexpr size_t kChecksumChars = 64;
 
 // The on-disk code of each type, by position; not the enum's values, so that reordering
 // ScalarType does not silently change the meaning of stored files.
-constexpr ScalarType kTypeCodes[] = {ScalarType::Bool,  ScalarType::UInt8,   ScalarType::UInt16,
-                                     ScalarType::Int32, ScalarType::Float32, ScalarType::Float64};
+// New types are appended.
+constexpr ScalarType kTypeCodes[] = {ScalarType::Bool,   ScalarType::UInt8,   ScalarType::UInt16,
+                                     ScalarType::Int32,  ScalarType::Float32, ScalarType::Float64,
+                                     ScalarType::Int8,   ScalarType::Int16,   ScalarType::UInt32,
+                                     ScalarType::Float16};
 
 uint32_t type_code(ScalarType t) {
   for (uint32_t i = 0; i < std::size(kTypeCodes); ++i) {

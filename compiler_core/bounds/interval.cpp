@@ -155,6 +155,10 @@ Interval cast_interval(const Cast* op, IntervalScope& scope, const IntervalConst
     return a.may_be_nan ? r.union_with(Interval::point(0)) : r;
   }
   if (to.is_int() && int_cast_keeps_values(from, to)) return a;
+  if (to.is_f16()) {  // rounding to f16 is monotonic: the rounded ends
+    auto f16 = [](double v) { return static_cast<double>(round_to_f16(f64_to_f32_round_odd(v))); };
+    return {f16(a.min), f16(a.max), a.may_be_nan};
+  }
   return fit(to, a);
 }
 

@@ -24,8 +24,9 @@
 //   Iv fit(Type, Iv)                         a real result made valid for the type (wrapping,
 //                                            float rounding);
 //   bool known_empty(const Iv&)              the operand is never evaluated;
-//   bool decides_wrapping(Type)              whether fit can tell that a u8/u16 result wraps
-//                                            (if not, such a result is the type's range);
+//   bool decides_wrapping(Type)              whether fit can tell that a u8, u16, i8 or i16
+//                                            result wraps (if not, such a result is the
+//                                            type's range, and a u32 value always is);
 //   bool infinite_end(const Iv&)             an end is unbounded;
 //   optional<pair<double, double>> known_divisor(const Expr&, const Iv&);
 //   bool is_point(const Expr&, const Iv&)    the divisor is one value (maybe not known);
@@ -66,7 +67,11 @@ class IntervalRules {
   /// The interval of `e`, its subexpressions' intervals taken from the algebra.
   Iv of(const Expr& e) {
     Type t = e.type();
-    if (t.is_unsigned() && !a_.decides_wrapping(t) && may_wrap(e.node_type())) {
+    // Without decided wrapping: a u8, u16, i8 or i16 result that may have wrapped is its
+    // type's range, and a u32 value always is (its values need not fit the algebra's i32
+    // ends).
+    if (t.is_int() && !a_.decides_wrapping(t) &&
+        (t.bits() < 32 ? may_wrap(e.node_type()) : t.is_unsigned())) {
       return a_.of_type(t);
     }
     switch (e.node_type()) {
@@ -128,7 +133,7 @@ class IntervalRules {
   }
 
  private:
-  // Whether a u8/u16 result of this node may be a wrapped value (min, max, select and
+  // Whether a u8, u16, i8 or i16 result of this node may be a wrapped value (min, max, select and
   // let only pass values on; a cast and a variable have rules of their own).
   static bool may_wrap(IRNodeType n) {
     switch (n) {

@@ -79,9 +79,12 @@ void write_common_block(std::ostream& os) {
         "  int32_t dimensions;  /* checked on entry */\n"
         "  stipple_buffer_dim dim[STIPPLE_MAX_DIMENSIONS]; /* unused entries: zero */\n"
         "} stipple_buffer;\n\n";
-  os << "/* Element type codes (stipple_buffer.type). */\nenum {\n";
+  // The codes are ScalarType's numbers, which only ever grow (compiler_core/ir/type.h).
+  os << "/* Element type codes (stipple_buffer.type). F16 elements are IEEE binary16 bits\n"
+        "   (uint16_t). */\nenum {\n";
   for (ScalarType t : {ScalarType::Bool, ScalarType::UInt8, ScalarType::UInt16, ScalarType::Int32,
-                       ScalarType::Float32, ScalarType::Float64}) {
+                       ScalarType::Float32, ScalarType::Float64, ScalarType::Int8,
+                       ScalarType::Int16, ScalarType::UInt32, ScalarType::Float16}) {
     os << "  " << type_constant(t) << " = " << static_cast<int>(t) << ",\n";
   }
   os << "};\n\n"

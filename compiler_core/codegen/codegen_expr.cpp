@@ -15,8 +15,8 @@ namespace stipple::codegen {
 
 namespace {
 
-bool is_float(ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float64; }
-bool is_signed(ScalarType t) { return t == ScalarType::Int32; }
+bool is_float(ScalarType t) { return Type(t).is_float(); }
+bool is_signed(ScalarType t) { return Type(t).is_signed(); }
 
 /// Cheap enough to compute on both sides of a select: no memory access, no division,
 /// no call, small.
@@ -249,10 +249,13 @@ llvm::Value* CodeGen::emit(const Expr& e) {
 
 llvm::Value* CodeGen::emit_cast(ScalarType from, ScalarType to, llvm::Value* v) {
   if (from == to) return v;
+  if (to == ScalarType::Float16) return emit_round_to_f16(from, v);
+  if (from == ScalarType::Float16) from = ScalarType::Float32;  // held as its f32 widening
+  if (from == to) return v;
   llvm::Type* ty = shaped(value_type(Type(to)), v);
   if (is_float(to)) {
     if (is_float(from)) return b_.CreateFPCast(v, ty);
-    // Integers round to nearest; u8, u16 and Bool are unsigned.
+    // Integers round to nearest; u8, u16, u32 and Bool are unsigned.
     return is_signed(from) ? b_.CreateSIToFP(v, ty) : b_.CreateUIToFP(v, ty);
   }
   if (to == ScalarType::Bool) {
@@ -266,8 +269,8 @@ llvm::Value* CodeGen::emit_cast(ScalarType from, ScalarType to, llvm::Value* v) 
         is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return b_.CreateIntrinsic(id, {ty, v->getType()}, {v});
   }
-  // Integer to integer wraps; every narrower source type is unsigned.
-  return b_.CreateZExtOrTrunc(v, ty);
+  // Integer to integer wraps: a wider target extends by the source's signedness.
+  return is_signed(from) ? b_.CreateSExtOrTrunc(v, ty) : b_.CreateZExtOrTrunc(v, ty);
 }
 
 llvm::Value* CodeGen::emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c) {
@@ -508,8 +511,7 @@ llvm::Value* CodeGen::emit_call(const Call* op) {
     for (llvm::Value*& c : coords) c = b_.CreateSExt(c, b_.getInt64Ty());
     v = b_.CreateLoad(memory_type(op->type), element_pointer(buf, coords));
   }
-  if (op->type.is_bool()) v = b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
-  return v;
+  return from_memory(op->type, v);
 }
 
 llvm::Value* CodeGen::emit_input_load(const Call* op) {
@@ -583,8 +585,7 @@ llvm::Value* CodeGen::input_row(const BufferInfo& buf, Type type,
   llvm::Value* row = stride > 1
                          ? strided_row(et, p, stride, align)
                          : b_.CreateAlignedLoad(vt, b_.CreateBitCast(p, vt->getPointerTo()), align);
-  if (type.is_bool()) row = b_.CreateICmpNE(row, llvm::ConstantInt::get(vt, 0));
-  return row;
+  return from_memory(type, row);
 }
 
 void CodeGen::prefetch_next_row(const BufferInfo& buf, llvm::Type* et, llvm::Value* p) {
@@ -690,8 +691,7 @@ llvm::Value* CodeGen::load_input(const BufferInfo& buf, Type type,
         llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), widen(i32(0)))),
         llvm::Constant::getNullValue(vt));
   }
-  if (type.is_bool()) v = b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
-  return v;
+  return from_memory(type, v);
 }
 
 llvm::Value* CodeGen::input_with_boundary(const BufferInfo& buf, Type type,

@@ -53,7 +53,7 @@ class CodeGen {
  private:
   // ---- types and small helpers (codegen_stmt.cpp)
   llvm::Type* value_type(Type t);   // Bool is i1
-  llvm::Type* memory_type(Type t);  // Bool is i8
+  llvm::Type* memory_type(Type t);  // Bool is i8, f16 is i16 (its bits)
   llvm::Value* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
   llvm::Value* i64(int64_t v) { return b_.getInt64(static_cast<uint64_t>(v)); }
   llvm::AllocaInst* entry_alloca(llvm::Type* t, const std::string& name,
@@ -138,6 +138,14 @@ class CodeGen {
   // ---- expressions (codegen_expr.cpp)
   llvm::Value* emit(const Expr& e);
   llvm::Value* emit_cast(ScalarType from, ScalarType to, llvm::Value* v);
+  // ---- f16 (codegen_f16.cpp): held as f32, converted at loads, stores and casts
+  llvm::Value* f16_bits_to_f32(llvm::Value* h);
+  llvm::Value* f32_to_f16_bits(llvm::Value* v);
+  llvm::Value* f64_to_f32_round_odd(llvm::Value* d);
+  llvm::Value* emit_round_to_f16(ScalarType from, llvm::Value* v);
+  /// A loaded element as a value (Bool from i8, f16 from its bits), and back.
+  llvm::Value* from_memory(Type t, llvm::Value* v);
+  llvm::Value* to_memory(Type t, llvm::Value* v);
   llvm::Value* emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c);
   llvm::Value* emit_compare(IRNodeType op, Type operand, llvm::Value* a, llvm::Value* c);
   llvm::Value* emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Value* c);

@@ -31,11 +31,19 @@ llvm::Type* CodeGen::value_type(Type t) {
     case ScalarType::Int32: return b_.getInt32Ty();
     case ScalarType::Float32: return b_.getFloatTy();
     case ScalarType::Float64: return b_.getDoubleTy();
+    case ScalarType::Int8: return b_.getInt8Ty();
+    case ScalarType::Int16: return b_.getInt16Ty();
+    case ScalarType::UInt32: return b_.getInt32Ty();
+    case ScalarType::Float16: return b_.getFloatTy();  // its exact f32 widening
   }
   return nullptr;
 }
 
-llvm::Type* CodeGen::memory_type(Type t) { return t.is_bool() ? b_.getInt8Ty() : value_type(t); }
+llvm::Type* CodeGen::memory_type(Type t) {
+  if (t.is_bool()) return b_.getInt8Ty();
+  if (t.is_f16()) return b_.getInt16Ty();
+  return value_type(t);
+}
 
 llvm::AllocaInst* CodeGen::entry_alloca(llvm::Type* t, const std::string& name,
                                         llvm::Value* count) {
@@ -448,7 +456,7 @@ void CodeGen::emit_provide(const Provide* op) {
   emit_fused_reductions(op->value);
   llvm::Value* v = emit(op->value);
   fused_values_.clear();
-  if (op->value.type().is_bool()) v = b_.CreateZExt(v, shaped(b_.getInt8Ty(), v));
+  v = to_memory(op->value.type(), v);
   if (vector_mode()) {
     store_lanes(buf, coords, v);
     return;

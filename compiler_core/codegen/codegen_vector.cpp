@@ -532,7 +532,7 @@ llvm::Value* CodeGen::median_key(llvm::Value* v, Type t, bool inverse) {
   if (!t.is_float()) return v;  // integers compare as themselves (signed or unsigned)
   // Floats: the bits with the magnitude flipped when the sign is set compare as signed
   // integers in IEEE 754 totalOrder (median_order.h). The mapping is its own inverse.
-  const unsigned bits = t.code == ScalarType::Float32 ? 32 : 64;
+  const unsigned bits = t.code == ScalarType::Float64 ? 64 : 32;
   llvm::Type* it = shaped(b_.getIntNTy(bits), v);
   llvm::Value* x = inverse ? v : b_.CreateBitCast(v, it);
   // A select, not x ^ ((x >> 31) >> 1): on AVX-512 it is a sign-to-mask move and a masked

@@ -37,6 +37,7 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/ir/ir_visitor.h"
+#include "compiler_core/ir/scalar_ops.h"
 #include "exp_f32_body_text.h"  // generated: kExpF32BodyText (CMakeLists.txt)
 #include "median_key_text.h"    // generated: kMedianKeyText
 
@@ -48,7 +49,7 @@ namespace {
 // code (codegen_stmt.cpp).
 constexpr int64_t kMaxStackAllocation = 64 * 1024;
 
-bool is_float(ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float64; }
+bool is_float(ScalarType t) { return Type(t).is_float(); }
 
 std::string c_type(ScalarType t) {
   switch (t) {
@@ -58,12 +59,22 @@ std::string c_type(ScalarType t) {
     case ScalarType::Int32: return "int32_t";
     case ScalarType::Float32: return "float";
     case ScalarType::Float64: return "double";
+    case ScalarType::Int8: return "int8_t";
+    case ScalarType::Int16: return "int16_t";
+    case ScalarType::UInt32: return "uint32_t";
+    case ScalarType::Float16: return "float";  // the value: its exact f32 widening
   }
   return "void";
 }
 
-// Bool elements take one byte in buffers.
-std::string memory_type(ScalarType t) { return t == ScalarType::Bool ? "uint8_t" : c_type(t); }
+// Bool elements take one byte in buffers; f16 elements are their IEEE binary16 bits,
+// converted by the f16 helpers (not _Float16: clang 14 has it on x86 only with
+// AVX512-FP16, and GCC 12 computes on it in excess precision by default).
+std::string memory_type(ScalarType t) {
+  if (t == ScalarType::Bool) return "uint8_t";
+  if (t == ScalarType::Float16) return "uint16_t";
+  return c_type(t);
+}
 
 // "[d]" (built by appending: GCC 12 warns, wrongly, of -Wrestrict for "[" + to_string(d)).
 std::string subscript(int d) {
@@ -84,7 +95,7 @@ std::string float_literal(ScalarType t, double v) {
   const std::string lim = "std::numeric_limits<" + c_type(t) + ">::";
   if (std::isnan(v)) return lim + "quiet_NaN()";
   if (std::isinf(v)) return (v < 0 ? "-" : "") + lim + "infinity()";
-  const bool f32 = t == ScalarType::Float32;
+  const bool f32 = t == ScalarType::Float32 || t == ScalarType::Float16;
   return format_float_literal(v, f32) + (f32 ? "f" : "");
 }
 
@@ -93,9 +104,13 @@ std::string int_literal(ScalarType t, int64_t v) {
     case ScalarType::Bool: return v ? "true" : "false";
     case ScalarType::UInt8: return "uint8_t{" + std::to_string(v) + "}";
     case ScalarType::UInt16: return "uint16_t{" + std::to_string(v) + "}";
+    case ScalarType::UInt32: return "uint32_t{" + std::to_string(v) + "u}";
+    case ScalarType::Int8: return "int8_t{" + std::to_string(v) + "}";
+    case ScalarType::Int16: return "int16_t{" + std::to_string(v) + "}";
     case ScalarType::Int32:
       if (v == std::numeric_limits<int32_t>::min()) return "INT32_MIN";
       return std::to_string(v);
+    case ScalarType::Float16:
     case ScalarType::Float32:
     case ScalarType::Float64: break;
   }
@@ -111,6 +126,7 @@ std::string literal(ScalarType t, double v) {
 /// An f64 constant cast to `to` as emit_cast does it (fpto[su]i.sat for integers, `une 0`
 /// for bool), for input boundary constants.
 std::string cast_constant(double v, ScalarType to) {
+  if (to == ScalarType::Float16) return float_literal(to, round_to_f16(f64_to_f32_round_odd(v)));
   if (is_float(to)) {
     return float_literal(
         to, to == ScalarType::Float32 ? static_cast<double>(static_cast<float>(v)) : v);
@@ -158,11 +174,12 @@ const std::set<std::string>& reserved_names() {
       "std", "buffers", "params", "status", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t",
       "uint32_t", "int64_t", "uint64_t", "size_t", "ptrdiff_t", "offsetof", "stipple_buffer",
       "stipple_buffer_dim", "stipple_set_num_threads", "stipple_cpp_num_threads", "wrap_add",
-      "wrap_sub", "wrap_mul", "floor_div", "euclid_mod", "float_mod", "min_of", "max_of", "abs_i32",
-      "saturating_cast", "round_even", "pow2i", "exp_f32", "exp_f32_body", "clamp_index",
-      "mirror_index", "outside", "fits_kernel_index", "device_malloc", "domain_span", "median_key",
-      "MedianValues", "parallel_for", "parallel_depth", "thread_count", "i0", "i1", "i2", "i3",
-      "i4", "i5", "i6", "i7",
+      "wrap_sub", "wrap_mul", "floor_div", "euclid_mod", "float_mod", "min_of", "max_of", "abs_int",
+      "saturating_cast", "round_even", "f16_from_bits", "f16_bits", "f16_round", "f32_round_odd",
+      "pow2i", "exp_f32", "exp_f32_body", "clamp_index", "mirror_index", "outside",
+      "fits_kernel_index", "device_malloc", "domain_span", "median_key", "MedianValues",
+      "parallel_for", "parallel_depth", "thread_count", "i0", "i1", "i2", "i3", "i4", "i5", "i6",
+      "i7",
       // Macros and names of the C library an identifier must not hide.
       "NULL", "EOF", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "errno", "assert", "unix", "linux",
       "i386", "math_errhandling", "FLT_EVAL_METHOD"};
@@ -566,7 +583,8 @@ std::string exp_f32_text() {
 const std::vector<Helper>& helpers() {
   static const std::vector<Helper> list = {
       {{"wrap_add", "wrap_sub", "wrap_mul"}, R"(
-// Integer arithmetic wraps in the operands' width (u8, u16 unsigned; i32 two's complement).
+// Integer arithmetic wraps in the operands' width (u8, u16, u32 unsigned; i8, i16, i32 two's
+// complement).
 template <typename T>
 inline T wrap_add(T a, T b) {
   return static_cast<T>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
@@ -624,9 +642,12 @@ inline T max_of(T a, T b) {
   return a > b ? a : b;
 }
 )"},
-      {{"abs_i32"}, R"(
-// abs(INT32_MIN) wraps to itself.
-inline int32_t abs_i32(int32_t x) { return x < 0 ? wrap_sub(0, x) : x; }
+      {{"abs_int"}, R"(
+// abs of a signed integer: the most negative value (INT32_MIN, -128, ...) wraps to itself.
+template <typename T>
+inline T abs_int(T x) {
+  return x < 0 ? wrap_sub(T(0), x) : x;
+}
 )"},
       {{"saturating_cast"}, R"(
 // Float to integer: truncates towards zero and saturates to T's range; NaN gives 0.
@@ -637,6 +658,64 @@ inline T saturating_cast(F x) {
   if (d <= static_cast<double>(std::numeric_limits<T>::min())) return std::numeric_limits<T>::min();
   if (d >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
   return static_cast<T>(d);
+}
+)"},
+      {{"f16_from_bits", "f16_bits", "f16_round"}, R"(
+// f16 is a storage type: a value is held as its exact f32 widening, an element as its
+// IEEE binary16 bits. To f16: round to nearest even (magnitudes from 65520 up become
+// infinity; below 2^-14 subnormal, the FPU rounding at 2^-24 after adding 0.5f), every
+// NaN the quiet NaN 0x7e00 with its sign; the steps of compiler_core/ir/scalar_ops.h.
+inline float f16_from_bits(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t em = h & 0x7fffu;
+  uint32_t bits;
+  if (em < 0x0400u) {
+    const float t = static_cast<float>(em) * 0x1p-24f;
+    memcpy(&bits, &t, sizeof bits);
+  } else if (em >= 0x7c00u) {
+    bits = (em << 13) | 0x7f800000u;
+  } else {
+    bits = (em << 13) + 0x38000000u;
+  }
+  bits |= sign;
+  float r;
+  memcpy(&r, &bits, sizeof r);
+  return r;
+}
+inline uint16_t f16_bits(float x) {
+  uint32_t f;
+  memcpy(&f, &x, sizeof f);
+  const uint32_t sign = f & 0x80000000u;
+  f ^= sign;
+  uint32_t o;
+  if (f >= 0x47800000u) {
+    o = f > 0x7f800000u ? 0x7e00u : 0x7c00u;
+  } else if (f < 0x38800000u) {
+    float t;
+    memcpy(&t, &f, sizeof t);
+    t += 0.5f;
+    uint32_t tb;
+    memcpy(&tb, &t, sizeof tb);
+    o = tb - 0x3f000000u;
+  } else {
+    const uint32_t odd = (f >> 13) & 1u;
+    o = (f + 0xc8000fffu + odd) >> 13;
+  }
+  return static_cast<uint16_t>(o | (sign >> 16));
+}
+inline float f16_round(float x) { return f16_from_bits(f16_bits(x)); }
+)"},
+      {{"f32_round_odd"}, R"(
+// An f64 to f32 rounded to odd, so that rounding that to f16 rounds the f64 once.
+inline float f32_round_odd(double d) {
+  float t = static_cast<float>(d);
+  if (static_cast<double>(t) == d || d != d) return t;
+  uint32_t b;
+  memcpy(&b, &t, sizeof b);
+  if (std::fabs(static_cast<double>(t)) > std::fabs(d)) b -= 1;
+  b |= 1u;
+  memcpy(&t, &b, sizeof t);
+  return t;
 }
 )"},
       {{"round_even"}, R"(
@@ -1325,7 +1404,9 @@ void CppGen::buffer_declarations(std::ostream& os, const BufferInfo& buf, const 
     os << ind << "  if (" << cond << ") return "
        << cast_constant(buf.decl->boundary_value, buf.type) << ";\n";
   }
-  os << ind << "  return " << ext.host << "[" << index << "]"
+  const std::string element = ext.host + "[" + index + "]";
+  os << ind << "  return "
+     << (buf.type == ScalarType::Float16 ? "f16_from_bits(" + element + ")" : element)
      << (buf.type == ScalarType::Bool ? " != 0" : "") << ";\n"
      << ind << "};\n";
 }
@@ -1510,7 +1591,9 @@ void CppGen::emit_provide(const Provide* op) {
   }
   const std::string accessor = use(buf.accessor);
   const Value v = expr(op->value);
-  line(accessor + "(" + args + ") = " + unwrapped(v.text) + ";");
+  const std::string value = unwrapped(v.text);
+  line(accessor + "(" + args +
+       ") = " + (buf.type == ScalarType::Float16 ? "f16_bits(" + value + ")" : value) + ";");
 }
 
 void CppGen::emit_allocate(const Allocate* op) {
@@ -1756,6 +1839,14 @@ CppGen::Value CppGen::expr(const Expr& e) {
 CppGen::Value CppGen::emit_cast(ScalarType from, ScalarType to, const Value& v) {
   if (from == to) return v;
   const std::string inner = unwrapped(v.text);
+  if (to == ScalarType::Float16) {
+    if (from == ScalarType::Float64) return {"f16_round(f32_round_odd(" + inner + "))", false};
+    if (from == ScalarType::Float32) return {"f16_round(" + inner + ")", false};
+    // Integers: exact in f32 below 2^24, larger ones become infinity either way.
+    return {"f16_round(static_cast<float>(" + inner + "))", false};
+  }
+  if (from == ScalarType::Float16) from = ScalarType::Float32;  // held as its f32 widening
+  if (from == to) return v;
   // Float to float rounds to nearest; integers (u8, u16 and bool unsigned) to floats round
   // to nearest; integer to integer wraps (narrower sources are unsigned: zero-extended).
   if (is_float(to) || !is_float(from)) {
@@ -1901,6 +1992,7 @@ CppGen::Value CppGen::emit_call(const Call* op) {
   for (const Expr& a : op->args) args += (args.empty() ? "" : ", ") + unwrapped(expr(a).text);
   const std::string load = use(buf.accessor) + "(" + args + ")";
   if (op->type.is_bool()) return {"(" + load + " != 0)", false};
+  if (op->type.is_f16()) return {"f16_from_bits(" + load + ")", false};
   return {load, false};
 }
 
@@ -1911,7 +2003,7 @@ CppGen::Value CppGen::emit_intrinsic(const Call* op) {
     case Intrinsic::Abs:
       if (t.is_float()) return {"std::fabs(" + x + ")", false};
       if (t.is_unsigned()) return {x, false};
-      return {"abs_i32(" + x + ")", false};
+      return {"abs_int(" + x + ")", false};
     case Intrinsic::Floor: return {"std::floor(" + x + ")", false};
     case Intrinsic::Ceil: return {"std::ceil(" + x + ")", false};
     case Intrinsic::Round: return {"round_even(" + x + ")", false};

@@ -374,6 +374,13 @@ Buffer photo_to_input(const Buffer& photo, const InputDecl& input, const std::st
   if (target == ScalarType::Bool) {
     throw UserError(fmt::format("input '{}' is bool and cannot take a photo", input.name));
   }
+  const double largest = sixteen ? 65535.0 : 255.0;
+  if (input.type.is_int() && largest > input.type.max_value()) {  // i8; i16 from 16 bits
+    throw UserError(fmt::format(
+        "'{}' is {}-bit: its values up to {} do not fit {} input '{}'; declare it {} or f32",
+        source, sixteen ? 16 : 8, largest, to_string(input.type), input.name,
+        sixteen ? "u16, i32" : "u8, i16"));
+  }
   std::vector<int64_t> extents = {photo.extent(0), photo.extent(1)};
   if (dims == 3) extents.push_back(channels);
   Buffer result(target, extents);

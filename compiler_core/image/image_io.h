@@ -31,9 +31,10 @@ Buffer read_image(const std::string& path);
 /// back). Throws UserError on failure.
 void write_png(const std::string& path, const Buffer& image);
 
-/// Converts a photo into a buffer for `input`: into f32/f64 inputs 8- and 16-bit values
-/// are scaled to [0, 1]; into u8/u16 inputs integers are kept (16-bit into u8 is an
-/// error). A 2-D input takes only gray photos; a 3-D input takes any, with the photo's
+/// Converts a photo into a buffer for `input`: into f16/f32/f64 inputs 8- and 16-bit values
+/// are scaled to [0, 1] (f16 rounded to nearest even); into integer inputs the values are
+/// kept, and an error says so where they do not fit (16-bit into u8, i8 or i16; 8-bit into
+/// i8). A 2-D input takes only gray photos; a 3-D input takes any, with the photo's
 /// channels. `source` names the photo in messages. Throws UserError.
 Buffer photo_to_input(const Buffer& photo, const InputDecl& input, const std::string& source);
 
@@ -42,7 +43,8 @@ Buffer photo_to_input(const Buffer& photo, const InputDecl& input, const std::st
 std::string output_image_problem(ScalarType type, const std::vector<int64_t>& extents);
 
 /// Converts an output buffer of (x, y) or (x, y, c) to a photo for write_png: f32/f64 to
-/// 16 bit after clamping to [0, 1]; u8 and u16 as they are; i32 clamped to u16.
+/// 16 bit after clamping to [0, 1]; u8 and u16 as they are; i8, i16, i32 and u32
+/// clamped to u16.
 Buffer output_to_photo(const Buffer& output);
 
 }  // namespace stipple

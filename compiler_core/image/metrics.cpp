@@ -12,6 +12,7 @@
 
 #include "compiler_core/image/color.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/ir/scalar_ops.h"
 
 namespace stipple {
 
@@ -19,8 +20,15 @@ namespace {
 
 constexpr double kInfinity = std::numeric_limits<double>::infinity();
 
-// Calls f with a value of the C++ element type of t, so that loops run on typed pointers
-// instead of converting element by element through a switch.
+// An f16 element: its IEEE binary16 bits, read as the f32 value they stand for.
+struct Half {
+  uint16_t bits;
+  operator double() const { return f16_bits_to_f32(bits); }
+};
+static_assert(sizeof(Half) == 2);
+
+// Calls f with a value of the C++ element type of t (Half for f16), so that loops run on typed
+// pointers instead of converting element by element through a switch.
 template <typename F>
 auto with_element_type(ScalarType t, F&& f) {
   switch (t) {
@@ -29,6 +37,10 @@ auto with_element_type(ScalarType t, F&& f) {
     case ScalarType::Int32: return f(int32_t{});
     case ScalarType::Float32: return f(float{});
     case ScalarType::Float64: return f(double{});
+    case ScalarType::Int8: return f(int8_t{});
+    case ScalarType::Int16: return f(int16_t{});
+    case ScalarType::UInt32: return f(uint32_t{});
+    case ScalarType::Float16: return f(Half{});
     case ScalarType::Bool: break;
   }
   throw_internal_error(__FILE__, __LINE__, "an output buffer of bool");
@@ -61,6 +73,10 @@ bool all_finite(const Buffer& b) {
     if constexpr (std::is_floating_point_v<T>) {
       const T* p = b.data_as<T>();
       return std::all_of(p, p + b.element_count(), [](T v) { return std::isfinite(v); });
+    } else if constexpr (std::is_same_v<T, Half>) {
+      const T* p = b.data_as<T>();
+      return std::all_of(p, p + b.element_count(),
+                         [](T v) { return std::isfinite(static_cast<double>(v)); });
     } else {
       return true;
     }
@@ -75,7 +91,11 @@ double peak_of(ScalarType t) {
   switch (t) {
     case ScalarType::UInt8: return 255.0;
     case ScalarType::UInt16:
-    case ScalarType::Int32: return 65535.0;  // i32 outputs become 16-bit photos
+    case ScalarType::UInt32:
+    case ScalarType::Int8:
+    case ScalarType::Int16:
+    case ScalarType::Int32: return 65535.0;  // integer outputs but u8 become 16-bit photos
+    case ScalarType::Float16:
     case ScalarType::Float32:
     case ScalarType::Float64: return 1.0;
     case ScalarType::Bool: break;
@@ -107,8 +127,8 @@ double linear_component(T v) {
     return linear_table(8)[v];
   } else if constexpr (std::is_same_v<T, uint16_t>) {
     return linear_table(16)[v];
-  } else if constexpr (std::is_same_v<T, int32_t>) {
-    return linear_table(16)[std::clamp<int32_t>(v, 0, 65535)];
+  } else if constexpr (std::is_integral_v<T>) {  // i8, i16, i32, u32: clamped 16-bit codes
+    return linear_table(16)[std::clamp<int64_t>(v, 0, 65535)];
   } else {
     return srgb_to_linear(std::clamp<double>(v, 0.0, 1.0));
   }

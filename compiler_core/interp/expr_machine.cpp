@@ -13,7 +13,9 @@ namespace stipple::interp {
 
 namespace {
 
-bool is_f32(ScalarType t) { return t == ScalarType::Float32; }
+// f16 values are held in `f` (compiler_core/ir/scalar_ops.h); no arithmetic node has
+// type f16, but comparisons, min, max and select read them as f32.
+bool is_f32(ScalarType t) { return t == ScalarType::Float32 || t == ScalarType::Float16; }
 bool is_f64(ScalarType t) { return t == ScalarType::Float64; }
 
 // min and max as select(a < b, a, b) and select(a > b, a, b), per type.
@@ -71,7 +73,9 @@ Value Machine::eval(int32_t i) {
       Value x = eval(n.a), y = eval(n.b);
       if (is_f32(t)) return f32_value(x.f * y.f);
       if (is_f64(t)) return f64_value(x.d * y.d);
-      return int_value(wrap(t, x.i * y.i));  // operands < 2^32: the product fits int64
+      // Modulo 2^64, then wrapped (u32 products reach 2^64 - 2^33 + 1, past int64).
+      return int_value(
+          wrap(t, static_cast<int64_t>(static_cast<uint64_t>(x.i) * static_cast<uint64_t>(y.i))));
     }
     case Op::Div: {
       Value x = eval(n.a), y = eval(n.b);

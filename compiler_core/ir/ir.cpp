@@ -5,6 +5,7 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_mutator.h"
 #include "compiler_core/ir/ir_visitor.h"
+#include "compiler_core/ir/scalar_ops.h"
 
 namespace stipple {
 
@@ -60,8 +61,9 @@ Expr make_arith(Expr a, Expr b) {
   STIPPLE_INTERNAL_CHECK(a.type() == b.type(), std::string(node_type_name(T::kNodeType)) +
                                                    " of mismatched types " + to_string(a.type()) +
                                                    " and " + to_string(b.type()));
-  STIPPLE_INTERNAL_CHECK(a.type().is_numeric(), std::string(node_type_name(T::kNodeType)) +
-                                                    " of non-numeric type " + to_string(a.type()));
+  STIPPLE_INTERNAL_CHECK(a.type().is_numeric() && !a.type().is_f16(),
+                         std::string(node_type_name(T::kNodeType)) + " of type " +
+                             to_string(a.type()) + " (f16 is widened to f32 first)");
   T* n = new T(a.type());
   n->a = std::move(a);
   n->b = std::move(b);
@@ -108,7 +110,9 @@ Expr IntImm::make(Type t, int64_t value) {
 Expr FloatImm::make(Type t, double value) {
   STIPPLE_INTERNAL_CHECK(t.is_float(), "FloatImm of type " + to_string(t));
   FloatImm* n = new FloatImm(t);
-  n->value = t.code == ScalarType::Float32 ? static_cast<double>(static_cast<float>(value)) : value;
+  n->value = value;
+  if (t.code == ScalarType::Float32) n->value = static_cast<float>(value);
+  if (t.code == ScalarType::Float16) n->value = round_to_f16(f64_to_f32_round_odd(value));
   return n;
 }
 
@@ -257,6 +261,7 @@ Expr Call::make_intrinsic(Intrinsic op, std::vector<Expr> args) {
                          std::string("wrong arity for ") + intrinsic_name(op));
   for (const Expr& a : args) check_defined(a, intrinsic_name(op));
   Type t = args[0].type();
+  STIPPLE_INTERNAL_CHECK(!t.is_f16(), std::string(intrinsic_name(op)) + " of f16");
   if (op == Intrinsic::Abs) {
     STIPPLE_INTERNAL_CHECK(t.is_numeric(), "abs of non-numeric");
   } else {
@@ -289,7 +294,8 @@ const char* reduce_op_name(ReduceOp op) {
 Expr Reduce::make(ReduceOp op, std::vector<ReductionVariable> domain, Expr body) {
   check_defined(body, "Reduce");
   STIPPLE_INTERNAL_CHECK(!domain.empty(), "Reduce over an empty list of variables");
-  STIPPLE_INTERNAL_CHECK(body.type().is_numeric(), "Reduce of non-numeric body");
+  STIPPLE_INTERNAL_CHECK(body.type().is_numeric() && !body.type().is_f16(),
+                         "Reduce of a body of type " + to_string(body.type()));
   for (const ReductionVariable& rv : domain) {
     check_defined(rv.min, "Reduce bound");
     check_defined(rv.max, "Reduce bound");

@@ -1,16 +1,28 @@
 // The Stipple IR: expression and statement nodes, in the manner of Halide's IR.
 //
 // Semantics (the reference evaluator implements exactly these; back ends must match):
-// - Integer arithmetic wraps modulo 2^bits (u8, u16 unsigned; i32 two's complement).
+// - Integer arithmetic wraps modulo 2^bits (u8, u16, u32 unsigned; i8, i16, i32 two's
+//   complement): u32 4294967295 + 1 == 0, i8 127 + 1 == -128. Unsigned types divide,
+//   compare and convert to float as unsigned numbers. Both operands of a binary node have
+//   one type: the language never converts implicitly between two typed operands.
+// - f16 (IEEE binary16) is a storage type. Only these nodes may have type f16: FloatImm,
+//   Cast (to f16: rounds to nearest even, an f64 directly and not through f32; 1/3 gives
+//   0.333251953125, 65520 and above give infinity; from f16: exact), Call (a load of an
+//   f16 func or input), Variable, Param, Select, Let and the comparisons' operands; no
+//   arithmetic, Min, Max, intrinsic or Reduce is made of f16 operands (their makers
+//   refuse). The language widens every f16 value used in an expression to f32, so f16
+//   arithmetic happens in f32, and a func or output whose value is f16 stores it rounded.
+//   Back ends hold an f16 value in an f32 register (its exact widening) and convert at
+//   loads and stores, with the integer steps of ir/scalar_ops.h (NaN becomes 0x7e00).
 // - Integer `/` rounds towards negative infinity and `%` is Euclidean (the result is
 //   never negative); for integers x / 0 == 0 and x % 0 == 0, so no program can trap.
 // - Float arithmetic is IEEE in the operand type: f32 is computed in single precision,
 //   without fused multiply-adds (only the `fma` intrinsic fuses, always); float `%` is
 //   a - b * floor(a / b) (NaN for b == 0); float min/max are select(a < b, a, b) and
 //   select(a > b, a, b), as in Halide.
-// - Casts between integer types wrap; float to integer truncates towards zero and
-//   saturates to the target's range, NaN becoming 0 (LLVM's fptosi.sat); integer to float
-//   rounds to nearest.
+// - Casts between integer types wrap (i8(200) == -56, u32(-1) == 4294967295); float to
+//   integer truncates towards zero and saturates to the target's range, NaN becoming 0
+//   (LLVM's fptosi.sat / fptoui.sat); integer to float rounds to nearest.
 // - `round` rounds half to even; `floor`, `ceil`, `round` keep the float type.
 // - Select evaluates only the chosen branch; `&&` and `||` short-circuit. A Let computes
 //   its value once, before its body.

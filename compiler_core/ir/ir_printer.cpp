@@ -80,6 +80,8 @@ class ExprPrinter {
       case IRNodeType::FloatImm: return float_imm(e.as<FloatImm>(), literal_type);
       case IRNodeType::Cast: {
         const Cast* op = e.as<Cast>();
+        // The widening of an f16 value to f32 is implicit in the language.
+        if (op->type == Float32() && op->value.type().is_f16()) return print(op->value);
         return {to_string(op->type) + "(" + full(op->value) + ")"};
       }
       case IRNodeType::Variable: return {e.as<Variable>()->name};
@@ -397,8 +399,15 @@ std::string to_string(const Pipeline& p) {
     for (const UpdateDef& u : f.updates) {
       os << f.name << "(";
       for (size_t i = 0; i < u.args.size(); i++) os << (i ? ", " : "") << printer.full(u.args[i]);
-      // The checker gives integer literals in an update's value the func's type.
-      os << ") = " << printer.full(u.value, f.type) << domain_text(u.domain, printer) << "\n";
+      // The checker gives integer literals in an update's value the func's type; an f16
+      // func's updates compute in f32 and the checker adds the rounding to f16.
+      Expr value = u.value;
+      Type literal_type = f.type;
+      if (f.type.is_f16() && value.node_type() == IRNodeType::Cast) {
+        value = value.as<Cast>()->value;
+        literal_type = Float32();
+      }
+      os << ") = " << printer.full(value, literal_type) << domain_text(u.domain, printer) << "\n";
     }
   }
   if (!p.funcs.empty()) os << "\n";

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "compiler_core/ir/scalar_ops.h"
 #include "compiler_core/language/source.h"
 
 namespace stipple {
@@ -88,6 +89,10 @@ using LetBounds = std::vector<std::pair<std::string, Boundedness>>;
 
 Boundedness boundedness(const Expr& e, LetBounds& lets);
 
+/// The types whose every value is a small integer: bool, u8, u16, i8, i16 (an i32 or u32
+/// value may be anything an i32 index can hold, or more).
+bool bounded_by_type(Type t) { return t.is_bool() || (t.is_int() && t.bits() < 32); }
+
 Boundedness both_bounded(const Expr& a, const Expr& b, LetBounds& lets) {
   bool ok = boundedness(a, lets).both() && boundedness(b, lets).both();
   return {ok, ok};
@@ -111,7 +116,7 @@ Boundedness boundedness(const Expr& e, LetBounds& lets) {
     }
     case IRNodeType::Cast: {
       const Cast* c = e.as<Cast>();
-      if (c->type.is_unsigned() || c->type.is_bool()) return {};
+      if (bounded_by_type(c->type)) return {};
       return boundedness(c->value, lets);
     }
     case IRNodeType::Add: return both_bounded(e.as<Add>()->a, e.as<Add>()->b, lets);
@@ -173,7 +178,7 @@ Boundedness boundedness(const Expr& e, LetBounds& lets) {
         return r;
       }
       // A pixel or func value: bounded only by its type.
-      bool ok = c->type.is_unsigned() || c->type.is_bool();
+      bool ok = bounded_by_type(c->type);
       return {ok, ok};
     }
     case IRNodeType::Reduce: {
@@ -263,7 +268,10 @@ class Checker {
   // Inputs and params --------------------------------------------------------------------
   Type check_type_name(const std::string& name, SourceLoc loc) {
     std::optional<Type> t = parse_type_name(name);
-    if (!t) error(loc, "unknown type '" + name + "'; the types are u8, u16, i32, f32 and f64");
+    if (!t) {
+      error(loc, "unknown type '" + name +
+                     "'; the types are u8, u16, u32, i8, i16, i32, f16, f32 and f64");
+    }
     return *t;
   }
 
@@ -315,8 +323,7 @@ class Checker {
         error(lit->loc, "the default of param '" + p.name + "' does not fit " + to_string(d.type));
       }
     }
-    if (d.type.code == ScalarType::Float32) v = static_cast<float>(v);
-    d.default_value = v;
+    d.default_value = to_double(d.type.code, value_from_double(d.type.code, v));
     params_[p.name] = d.type;
     return d;
   }
@@ -517,7 +524,7 @@ class Checker {
     if (t.is_literal()) return literal_as(t, Int32(), loc);
     Type ty = t.expr.type();
     if (ty == Int32()) return t.expr;
-    if (ty.is_unsigned()) return Cast::make(Int32(), t.expr);
+    if (ty.is_int() && ty.bits() < 32) return Cast::make(Int32(), t.expr);
     error(loc, "index " + std::to_string(i + 1) + " of the call to '" + callee + "' is " +
                    to_string(ty) + "; indices are integers: use i32(...)");
   }
@@ -543,7 +550,17 @@ class Checker {
     return t;
   }
 
+  /// An expression used as a value. An f16 value (a load of an f16 func or input, an f16
+  /// cast or param) is widened to f32 here, so that arithmetic on it happens in f32.
   Typed check_expr(const AstExpr& e, Context& ctx) {
+    Typed t = check_storable(e, ctx);
+    if (!t.is_literal() && t.expr.type().is_f16()) t.expr = Cast::make(Float32(), t.expr);
+    return t;
+  }
+
+  /// As check_expr, but an f16 value at the top stays f16: a func's pure definition,
+  /// whose type is its value's.
+  Typed check_storable(const AstExpr& e, Context& ctx) {
     switch (e.kind) {
       case AstKind::IntLit: return literal_int(e.int_value, e.loc);
       case AstKind::FloatLit: {
@@ -1032,7 +1049,7 @@ class Checker {
       ctx.vars.push_back({a, VarKind::Pure});
     }
     out.args = f.args;
-    Typed v = check_expr(*f.value, ctx);
+    Typed v = check_storable(*f.value, ctx);
     out.value = materialize(v);
     if (!out.value.type().is_numeric()) {
       error(f.value->loc,
@@ -1091,17 +1108,20 @@ class Checker {
     for (const std::string& p : pure) {
       if (!p.empty()) ctx.vars.push_back({p, VarKind::Pure});
     }
+    // An f16 func's update computes in f32 and stores the value rounded to f16.
+    const Type value_type = func.type.is_f16() ? Float32() : func.type;
     Typed v = check_expr(*u.value, ctx);
-    Expr value = coerce(v, func.type, u.value->loc, "the update's value");
+    Expr value = coerce(v, value_type, u.value->loc, "the update's value");
     if (u.op != "=") {
       Expr current = Call::make(func.type, func.name, def.args, CallType::Func);
+      if (func.type.is_f16()) current = Cast::make(Float32(), current);
       if (u.op == "+=") value = Add::make(current, value);
       if (u.op == "-=") value = Sub::make(current, value);
       if (u.op == "*=") value = Mul::make(current, value);
       if (u.op == "min=") value = Min::make(current, value);
       if (u.op == "max=") value = Max::make(current, value);
     }
-    def.value = value;
+    def.value = func.type.is_f16() ? Cast::make(Float16(), value) : value;
     return def;
   }
 

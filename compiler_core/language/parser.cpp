@@ -68,7 +68,8 @@ class Parser : private TokenCursor {
     in.name = name.text;
     in.loc = name.loc;
     expect(TokenKind::Colon, "after the input's name");
-    const Token& type = expect_name("the input's element type (u8, u16, i32, f32 or f64)");
+    const Token& type =
+        expect_name("the input's element type (u8, u16, u32, i8, i16, i32, f16, f32 or f64)");
     in.type_name = type.text;
     in.type_loc = type.loc;
     expect(TokenKind::LBracket, "before the input's dimension names, as in f32[x, y, c]");
@@ -109,7 +110,8 @@ class Parser : private TokenCursor {
     p.name = name.text;
     p.loc = name.loc;
     expect(TokenKind::Colon, "after the param's name");
-    const Token& type = expect_name("the param's type (u8, u16, i32, f32 or f64)");
+    const Token& type =
+        expect_name("the param's type (u8, u16, u32, i8, i16, i32, f16, f32 or f64)");
     p.type_name = type.text;
     p.type_loc = type.loc;
     expect(TokenKind::Assign, "before the param's default value");

@@ -149,8 +149,11 @@ SInterval widened(SInterval iv) {
 
 SInterval int_range(Type t) {
   if (t.is_bool()) return {i32(0), i32(1), false};
-  if (t.is_unsigned()) return {i32(0), i32(static_cast<int64_t>(t.max_value())), false};
-  if (t.is_int()) return {Expr(), Expr(), false};
+  if (t.is_int() && t.bits() < 32) {  // u8, u16, i8, i16
+    return {i32(static_cast<int64_t>(t.min_value())), i32(static_cast<int64_t>(t.max_value())),
+            false};
+  }
+  if (t.is_int()) return {Expr(), Expr(), false};  // i32, u32: no i32 range
   return SInterval::everything();
 }
 
@@ -408,7 +411,8 @@ SInterval SymbolicEnds::cast(const Cast* op) {
     // From an integer or bool: the range is kept where the value cannot wrap.
     return bounds::int_cast_keeps_values(from, t) ? a : int_range(t);
   }
-  // To a float.
+  // To a float (f16 rounding moves values too far for `widened`: no bounds).
+  if (t.is_f16()) return SInterval::everything();
   SInterval r = a;
   if (!from.is_float()) {
     r.min = a.min.defined() ? Cast::make(Float64(), a.min) : Expr();

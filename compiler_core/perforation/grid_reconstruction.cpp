@@ -19,10 +19,20 @@ struct Position {
   Expr weight;                            // when not constant
 };
 
+/// The type samples are blended in: the func's own float type, f32 for integers and f16.
+Type blend_type(Type t) { return t.is_float() && !t.is_f16() ? t : Float32(); }
+
+/// A blended value as the func's type: integers rounded, f16 rounded by its cast.
+Expr blended_as(Type t, Expr v) {
+  if (t == v.type()) return v;
+  if (t.is_float()) return Cast::make(t, std::move(v));
+  return Cast::make(t, Call::make_intrinsic(Intrinsic::Round, {std::move(v)}));
+}
+
 class GridReader {
  public:
   GridReader(const GridSamples& g, CongruenceProver* prover)
-      : g_(g), prover_(prover), value_type_(g.type.is_float() ? g.type : Float32()) {}
+      : g_(g), prover_(prover), value_type_(blend_type(g.type)) {}
 
   Expr read(const std::vector<Expr>& args) {
     STIPPLE_INTERNAL_CHECK(args.size() == g_.spacing.size(), "grid read of " + g_.func + " arity");
@@ -41,9 +51,7 @@ class GridReader {
       exact = exact && p.constant_weight && *p.constant_weight == 0.0;
     }
     if (exact) return sample(index);
-    Expr v = blend(dims_.size(), index);
-    if (g_.type.is_float()) return v;
-    return Cast::make(g_.type, Call::make_intrinsic(Intrinsic::Round, {v}));
+    return blended_as(g_.type, blend(dims_.size(), index));
   }
 
  private:
@@ -140,7 +148,7 @@ std::vector<Func> dense_reconstruction(const GridSamples& g, const std::vector<s
     f.value = reconstruct_from_grid(g, vars, nullptr);
     return {f};
   }
-  const Type value_type = g.type.is_float() ? g.type : Float32();
+  const Type value_type = blend_type(g.type);
   std::vector<Func> funcs;
   std::string previous = g.func;
   Type previous_type = g.type;
@@ -163,9 +171,7 @@ std::vector<Func> dense_reconstruction(const GridSamples& g, const std::vector<s
                        FloatImm::make(value_type, static_cast<double>(s)));
     Expr v = Add::make(Mul::make(Sub::make(FloatImm::make(value_type, 1.0), w), read(below)),
                        Mul::make(w, read(above)));
-    if (last && !g.type.is_float())
-      v = Cast::make(g.type, Call::make_intrinsic(Intrinsic::Round, {v}));
-    f.value = v;
+    f.value = last ? blended_as(g.type, v) : v;
     previous = f.name;
     previous_type = f.type;
     funcs.push_back(std::move(f));

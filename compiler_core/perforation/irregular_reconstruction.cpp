@@ -153,7 +153,7 @@ std::string add_irregular_reconstruction(Pipeline& host, Schedule& host_schedule
     to_type = to_string(s.type) + "(round";
   }
   auto typed = [&](const std::string& e) {
-    if (s.type == Float32()) return "(" + e + ")";
+    if (s.type == Float32() || s.type.is_f16()) return "(" + e + ")";  // f16: see recon
     if (s.type.is_float()) return to_type + "(" + e + ")";
     return to_type + "(" + e + "))";
   };
@@ -166,13 +166,18 @@ std::string add_irregular_reconstruction(Pipeline& host, Schedule& host_schedule
                               {"SIGMA_INPUT", varying ? "input sigma : f32[x, y]" : ""}});
   std::string schedule;
   const std::string all = dims_list(cv);
+  // The kept samples as they are, the others `filled`. An f16 recon is the f16 of the whole
+  // select (its values are read as f32), which keeps the kept samples exact.
+  auto recon = [&](const std::string& filled) {
+    const std::string v = "select(mask(x, y) != 0, values(" + all + "), " + filled + ")";
+    return "func recon(" + all + ") = " + (s.type.is_f16() ? "f16(" + v + ")" : v) + "\n";
+  };
   switch (how.reconstruction) {
     case ReconstructionKind::Gaussian: {
       RecursiveGaussian g = young_van_vliet(how.sigma);
       text += recursive_gaussian("v", "num", cv, g);
       text += recursive_gaussian("s", "den", "", g);
-      text += "func recon(" + all + ") = select(mask(x, y) != 0, values(" + all + "), " +
-              typed("select(den(x, y) > 0.0, num(" + all + ") / den(x, y), f32(0.0))") + ")\n";
+      text += recon(typed("select(den(x, y) > 0.0, num(" + all + ") / den(x, y), f32(0.0))"));
       // The recurrences are serial along their axis: along y, vectors across x (the scans
       // of 16 columns side by side); along x, rows in parallel.
       for (const char* f : {"num", "den"}) {
@@ -200,8 +205,7 @@ std::string add_irregular_reconstruction(Pipeline& host, Schedule& host_schedule
       if (bound <= kMaxDirectHalfWidth) {
         text += direct_varying_tent("v", "num", cv, bound);
         text += direct_varying_tent("s", "den", "", bound);
-        text += "func recon(" + all + ") = select(mask(x, y) != 0, values(" + all + "), " +
-                typed("select(den(x, y) > 0.0, num(" + all + ") / den(x, y), f32(0.0))") + ")\n";
+        text += recon(typed("select(den(x, y) > 0.0, num(" + all + ") / den(x, y), f32(0.0))"));
         schedule += "h.compute_root().vectorize(x, 16).parallel(y)\n";
         for (const char* f : {"num", "den"}) {
           for (const char* box : {"_bx1", "_bx2", "_by1", ""}) {
@@ -212,8 +216,7 @@ std::string add_irregular_reconstruction(Pipeline& host, Schedule& host_schedule
       }
       text += varying_tent("v", "num", cv);
       text += varying_tent("s", "den", "");
-      text += "func recon(" + all + ") = select(mask(x, y) != 0, values(" + all + "), " +
-              typed("f32(select(den(x, y) > 0.0, num(" + all + ") / den(x, y), f64(0.0)))") + ")\n";
+      text += recon(typed("f32(select(den(x, y) > 0.0, num(" + all + ") / den(x, y), f64(0.0)))"));
       schedule += "h.compute_root().vectorize(x, 8).parallel(y)\n";
       for (const char* f : {"num", "den"}) {
         const std::string n = f;
@@ -254,10 +257,10 @@ std::string add_irregular_reconstruction(Pipeline& host, Schedule& host_schedule
               best("near(" + X + ", " + Y + ")", "near(" + X + " + 1, " + Y + ")",
                    "near(" + X + ", " + Y + " + 1)", X, Y) +
               " for rx in 0..mask.width - 1, ry in 0..mask.height - 1\n";
-      text += "func recon(" + all + ") = select(mask(x, y) != 0, values(" + all +
-              "), values(clamp(near(x, y) % mask.width, 0, mask.width - 1), "
-              "clamp(near(x, y) / mask.width, 0, mask.height - 1)" +
-              cv + "))\n";
+      text += recon(
+          "values(clamp(near(x, y) % mask.width, 0, mask.width - 1), "
+          "clamp(near(x, y) / mask.width, 0, mask.height - 1)" +
+          cv + ")");
       break;
     }
     case ReconstructionKind::Linear:

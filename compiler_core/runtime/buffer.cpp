@@ -6,6 +6,7 @@
 #include <new>
 
 #include "compiler_core/ir/error.h"
+#include "compiler_core/ir/scalar_ops.h"
 
 namespace stipple {
 
@@ -53,6 +54,10 @@ double Buffer::get_flat(int64_t i) const {
     case ScalarType::Int32: return reinterpret_cast<const int32_t*>(p)[i];
     case ScalarType::Float32: return reinterpret_cast<const float*>(p)[i];
     case ScalarType::Float64: return reinterpret_cast<const double*>(p)[i];
+    case ScalarType::Int8: return reinterpret_cast<const int8_t*>(p)[i];
+    case ScalarType::Int16: return reinterpret_cast<const int16_t*>(p)[i];
+    case ScalarType::UInt32: return reinterpret_cast<const uint32_t*>(p)[i];
+    case ScalarType::Float16: return f16_bits_to_f32(reinterpret_cast<const uint16_t*>(p)[i]);
   }
   return 0;
 }
@@ -66,6 +71,12 @@ void Buffer::set_flat(int64_t i, double v) {
     case ScalarType::Int32: reinterpret_cast<int32_t*>(p)[i] = static_cast<int32_t>(v); return;
     case ScalarType::Float32: reinterpret_cast<float*>(p)[i] = static_cast<float>(v); return;
     case ScalarType::Float64: reinterpret_cast<double*>(p)[i] = v; return;
+    case ScalarType::Int8: reinterpret_cast<int8_t*>(p)[i] = static_cast<int8_t>(v); return;
+    case ScalarType::Int16: reinterpret_cast<int16_t*>(p)[i] = static_cast<int16_t>(v); return;
+    case ScalarType::UInt32: reinterpret_cast<uint32_t*>(p)[i] = static_cast<uint32_t>(v); return;
+    case ScalarType::Float16:  // rounded to nearest even, from the double itself
+      reinterpret_cast<uint16_t*>(p)[i] = f32_to_f16_bits(f64_to_f32_round_odd(v));
+      return;
   }
 }
 

@@ -104,6 +104,23 @@ Expr round_trip_expr(const Expr& e) {
   return from_proto(m);
 }
 
+// The element types added later are appended to the wire enum: the older numbers keep
+// their meaning, and each new type travels as its own number.
+TEST(PipelineCodec, NewElementTypesHaveAppendedWireNumbers) {
+  EXPECT_EQ(proto::SCALAR_TYPE_FLOAT64, 6);
+  const std::pair<Type, proto::ScalarType> added[] = {{Int8(), proto::SCALAR_TYPE_INT8},
+                                                      {Int16(), proto::SCALAR_TYPE_INT16},
+                                                      {UInt32(), proto::SCALAR_TYPE_UINT32},
+                                                      {Float16(), proto::SCALAR_TYPE_FLOAT16}};
+  int expected = 7;
+  for (const auto& [t, wire] : added) {
+    EXPECT_EQ(static_cast<int>(wire), expected++);
+    Expr e = Cast::make(t, Param::make(Float32(), "p"));
+    EXPECT_EQ(to_proto(e).cast().type().code(), wire) << to_string(t);
+    EXPECT_TRUE(equal(round_trip_expr(e), e)) << to_string(t);
+  }
+}
+
 TEST(PipelineCodec, RandomExpressionsOfEveryKindRoundTrip) {
   RandomIR gen(99);
   std::set<std::string> kinds;

@@ -156,6 +156,11 @@ TEST(Aot, HeaderListsBuffersParamsAndDefaultsInOrder) {
            "for target x86-64 (x86_64-",
            "STIPPLE_TYPE_U16 = 2,",
            "STIPPLE_TYPE_F64 = 5,",
+           // Appended later, existing codes unchanged.
+           "STIPPLE_TYPE_I8 = 6,",
+           "STIPPLE_TYPE_I16 = 7,",
+           "STIPPLE_TYPE_U32 = 8,",
+           "STIPPLE_TYPE_F16 = 9,",
            "STIPPLE_ERROR_OUT_OF_MEMORY = 2,",
            "sizeof(stipple_buffer) == 208",
            "#ifndef STIPPLE_AOT_SMALL_FN_H",

@@ -27,6 +27,7 @@
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/schedule/schedule_printer.h"
 #include "tests/client/shell.h"
+#include "tests/compiler_core/codegen/element_types_cases.h"
 #include "tests/datasets/pipeline_test_support.h"
 
 namespace stipple {
@@ -278,6 +279,36 @@ int main(void) {
       testing_cli::shell("cc -std=c99 -Wall -Wextra -Werror -pedantic -c " +
                          (dir / "app.c").string() + " -o " + (dir / "app.o").string());
   EXPECT_EQ(c.exit_code, 0) << c.output;
+  fs::remove_all(dir);
+}
+
+// i8, i16, u32 and f16 (uint16_t bits and the f16 helpers, on the device too) compile
+// without a warning.
+TEST(CudaSource, NvccBuildsTheNewElementTypes) {
+  const fs::path dir =
+      fs::temp_directory_path() / ("stipple-cuda-types-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  codegen::AotOptions opt;
+  opt.symbol = "pipeline";
+  opt.target = "cuda-sm_80";
+  for (const element_types::Case& c : element_types::kCases) {
+    SCOPED_TRACE(c.name);
+    const Pipeline p = compile_pipeline(std::string(element_types::kInputs) + c.funcs, "t.stp");
+    std::string sched = "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n";
+    if (p.find_func("t")) {
+      sched +=
+          "t.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n"
+          "t.update(0).gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n";
+    }
+    const fs::path cu = dir / (std::string(c.name) + ".cu");
+    std::ofstream(cu) << codegen::cuda_source(lower(p, compile_schedule(sched, "t.sched", p)), opt);
+    const testing_cli::Result r = testing_cli::shell(
+        std::string(STIPPLE_NVCC) + " -ccbin " + STIPPLE_NVCC_HOST_COMPILER +
+        " -std=c++17 -O2 -fmad=false --expt-relaxed-constexpr -arch=sm_80 -cubin " + cu.string() +
+        " -o " + (dir / (std::string(c.name) + ".cubin")).string() + " 2>&1");
+    EXPECT_EQ(r.exit_code, 0) << r.output;
+    EXPECT_EQ(r.output.find("warning"), std::string::npos) << r.output;
+  }
   fs::remove_all(dir);
 }
 #else

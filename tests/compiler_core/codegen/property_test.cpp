@@ -26,7 +26,7 @@ using namespace irb;
 using codegen::BufferDescriptor;
 using codegen::JitCompiler;
 using testing_codegen::ExprGen;
-using testing_codegen::kNumeric;
+using testing_codegen::kStored;
 using testing_codegen::same_value;
 using testing_codegen::ulps;
 
@@ -70,7 +70,7 @@ TEST(CodegenProperty, RandomExpressionsMatchTheEvaluatorBitForBit) {
     std::vector<Stmt> stores;
     for (int i = 0; i < kPerBatch; ++i) {
       ExprGen g(static_cast<uint32_t>(rng()));
-      Type t = kNumeric[rng() % 5];
+      Type t = kStored[rng() % std::size(kStored)];
       Expr e = g.gen(t, 4);
       std::string name = "out" + std::to_string(i);
       exprs.push_back(e);

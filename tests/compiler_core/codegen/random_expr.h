@@ -2,9 +2,11 @@
 // against the evaluator, cpp_source_test.cpp against the JIT): every operator, casts,
 // select, && / ||, min/max, intrinsics, input reads of the inputs "img" (f32, x and y),
 // "a" (u8, x) and "one" (u16, x), the params "p" (f32) and "k" (i32), reductions of every
-// op, Let; over the variables x and y. And the comparison of values they use.
+// op, Let; over the variables x and y; every element type, f16 only where the IR allows it
+// (casts to and from it, select, its constants). And the comparison of values they use.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -21,7 +23,12 @@ namespace stipple::testing_codegen {
 
 using namespace irb;
 
-inline const Type kNumeric[] = {UInt8(), UInt16(), Int32(), Float32(), Float64()};
+/// The types arithmetic happens in.
+inline const Type kNumeric[] = {UInt8(), UInt16(), UInt32(),  Int8(),
+                                Int16(), Int32(),  Float32(), Float64()};
+/// The types a func can hold: those and the storage type f16.
+inline const Type kStored[] = {UInt8(), UInt16(),  UInt32(),  Int8(),   Int16(),
+                               Int32(), Float16(), Float32(), Float64()};
 
 class ExprGen {
  public:
@@ -29,6 +36,7 @@ class ExprGen {
   bool transcendental = false;
 
   Expr gen(Type t, int depth) {
+    if (t.is_f16()) return f16_of(depth);
     if (depth <= 0 || chance(0.2)) return leaf(t);
     if (t.is_bool()) return gen_bool(depth);
     switch (pick(14)) {
@@ -41,7 +49,9 @@ class ExprGen {
         return chance(0.5) ? Min::make(gen(t, depth - 1), gen(t, depth - 1))
                            : Max::make(gen(t, depth - 1), gen(t, depth - 1));
       case 6: return Select::make(gen(Bool(), depth - 1), gen(t, depth - 1), gen(t, depth - 1));
-      case 7: return Cast::make(t, gen(any_numeric(), depth - 1));
+      case 7:
+        // Sometimes through f16: a rounding, then the widening back.
+        return Cast::make(t, chance(0.2) ? f16_of(depth - 1) : gen(any_numeric(), depth - 1));
       case 8: return intrinsic_of(t, depth);
       case 9: return let_of(t, depth);
       case 10: return reduce_of(t, depth);
@@ -54,7 +64,16 @@ class ExprGen {
  private:
   bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
   int pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
-  Type any_numeric() { return kNumeric[pick(5)]; }
+  Type any_numeric() { return kNumeric[pick(static_cast<int>(std::size(kNumeric)))]; }
+
+  // An f16 value: a rounding cast, a select of two, or a constant (no arithmetic is f16).
+  Expr f16_of(int depth) {
+    static const double special[] = {0.0, -0.0, 0.333251953125, 65504.0, 6e-8, -2.5, 1e5};
+    if (depth <= 0 || chance(0.2)) return FloatImm::make(Float16(), special[pick(7)]);
+    if (chance(0.2))
+      return Select::make(gen(Bool(), depth - 1), f16_of(depth - 1), f16_of(depth - 1));
+    return Cast::make(Float16(), gen(any_numeric(), depth - 1));
+  }
 
   Expr var() {
     auto& [name, kind] = scope_[pick(static_cast<int>(scope_.size()))];
@@ -73,12 +92,18 @@ class ExprGen {
         return IntImm::make(Int32(), special[pick(10)]);
       }
       case ScalarType::UInt8:
-      case ScalarType::UInt16: {
+      case ScalarType::UInt16:
+      case ScalarType::UInt32:
+      case ScalarType::Int8:
+      case ScalarType::Int16: {
         if (chance(0.4)) return Cast::make(t, var());
-        static const int64_t special[] = {0, 1, 2, 3, 7, 128, 255};
-        int64_t v = chance(0.3) ? static_cast<int64_t>(t.max_value()) : special[pick(7)];
-        return IntImm::make(t, std::min<int64_t>(v, static_cast<int64_t>(t.max_value())));
+        static const int64_t special[] = {0, 1, 2, 3, 7, 128, 255, -1, -100};
+        int64_t v = special[pick(9)];
+        if (chance(0.3)) v = static_cast<int64_t>(chance(0.5) ? t.max_value() : t.min_value());
+        v = std::clamp(v, static_cast<int64_t>(t.min_value()), static_cast<int64_t>(t.max_value()));
+        return IntImm::make(t, v);
       }
+      case ScalarType::Float16: return f16_of(0);
       case ScalarType::Float32:
       case ScalarType::Float64: {
         static const double special[] = {0.0, -0.0, 0.5, -1.5, 2.5, 3.0, 1e30, -7.25, 0.1};

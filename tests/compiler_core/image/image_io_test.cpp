@@ -514,5 +514,47 @@ TEST(OutputToPhoto, IntegersKeepOrClamp) {
   EXPECT_THROW(output_to_photo(Buffer(ScalarType::Float32, {4})), UserError);
 }
 
+// f16 inputs are scaled like the other float types and rounded to f16; i16 and u32 inputs
+// keep the values; where they may not fit, an error names the photo, the input and what
+// would take it; outputs of the new types become 16-bit photos.
+TEST(PhotoToInput, NewElementTypes) {
+  Buffer photo8(ScalarType::UInt8, {2, 1, 1});
+  photo8.set_flat(0, 255);
+  photo8.set_flat(1, 85);
+  Buffer h = photo_to_input(photo8, input("in", Float16(), {"x", "y"}), "a.png");
+  EXPECT_EQ(h.type(), ScalarType::Float16);
+  EXPECT_EQ(h.get_flat(0), 1.0);
+  EXPECT_EQ(h.get_flat(1), 0.333251953125);  // 85 / 255 = 1/3, rounded to f16
+  EXPECT_EQ(photo_to_input(photo8, input("in", Int16(), {"x", "y"}), "a.png").get_flat(0), 255);
+  Buffer photo16(ScalarType::UInt16, {1, 1, 1});
+  photo16.set_flat(0, 65535);
+  EXPECT_EQ(photo_to_input(photo16, input("in", UInt32(), {"x", "y"}), "b.png").get_flat(0), 65535);
+  EXPECT_EQ(message_of([&] {
+              photo_to_input(photo8, input("in", Int8(), {"x", "y"}), "a.png");
+            }),
+            "'a.png' is 8-bit: its values up to 255 do not fit i8 input 'in'; declare it u8, i16 "
+            "or f32");
+  EXPECT_EQ(message_of([&] {
+              photo_to_input(photo16, input("in", Int16(), {"x", "y"}), "b.png");
+            }),
+            "'b.png' is 16-bit: its values up to 65535 do not fit i16 input 'in'; declare it u16, "
+            "i32 or f32");
+
+  Buffer out(ScalarType::Float16, {2, 1});
+  out.set_flat(0, 0.5);
+  out.set_flat(1, 7.0);
+  Buffer photo = output_to_photo(out);
+  EXPECT_EQ(photo.type(), ScalarType::UInt16);
+  EXPECT_EQ(photo.get_flat(0), 32768);  // round(0.5 * 65535), halves up
+  EXPECT_EQ(photo.get_flat(1), 65535);
+  Buffer ints(ScalarType::Int8, {2, 1});
+  ints.set_flat(0, -5);
+  ints.set_flat(1, 100);
+  Buffer p8 = output_to_photo(ints);
+  EXPECT_EQ(p8.type(), ScalarType::UInt16);
+  EXPECT_EQ(p8.get_flat(0), 0);
+  EXPECT_EQ(p8.get_flat(1), 100);
+}
+
 }  // namespace
 }  // namespace stipple

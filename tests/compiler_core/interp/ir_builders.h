@@ -19,6 +19,9 @@ inline Expr rvar(const std::string& n) { return Variable::make(n, VarKind::Reduc
 inline Expr i32(int64_t v) { return IntImm::make(Int32(), v); }
 inline Expr u8(int64_t v) { return IntImm::make(UInt8(), v); }
 inline Expr u16(int64_t v) { return IntImm::make(UInt16(), v); }
+inline Expr u32(int64_t v) { return IntImm::make(UInt32(), v); }
+inline Expr i8(int64_t v) { return IntImm::make(Int8(), v); }
+inline Expr i16(int64_t v) { return IntImm::make(Int16(), v); }
 inline Expr f32(double v) { return FloatImm::make(Float32(), v); }
 inline Expr f64(double v) { return FloatImm::make(Float64(), v); }
 inline Expr cast(Type t, Expr e) { return Cast::make(t, std::move(e)); }

@@ -1,9 +1,11 @@
-// Property test: random expression trees over i32, u8, u16, f32 and f64 (arithmetic,
-// min/max, select, casts, intrinsics, input reads under every boundary condition, calls
-// of a func through clamped indices, small reductions) evaluated by the evaluator and by
-// a tiny recursive evaluator written here from ir.h's rules, which must agree bit for bit.
+// Property test: random expression trees over i8, i16, i32, u8, u16, u32, f32 and f64
+// (arithmetic, min/max, select, casts, also through f16, intrinsics, input reads under every
+// boundary condition, calls of a func through clamped indices, small reductions) evaluated by the
+// evaluator and by a tiny recursive evaluator written here from ir.h's rules, which must agree bit
+// for bit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <map>
@@ -30,10 +32,22 @@ struct Ref {
     double m = std::ldexp(1.0, t.bits());
     double r = std::fmod(v, m);
     if (r < 0) r += m;
-    if (t.code == ScalarType::Int32 && r >= std::ldexp(1.0, 31)) r -= m;
+    if (t.is_signed() && r >= std::ldexp(1.0, t.bits() - 1)) r -= m;
     return r;
   }
+  // The nearest f16 value, ties to even, by scaling rather than by bits (independent of
+  // scalar_ops.h): the spacing is 2^(e - 10) for 2^e <= |v| < 2^(e + 1), and 2^-24 below
+  // 2^-14; from 65520 up (where 65504 + half a spacing rounds up) infinity.
+  static double to_f16(double v) {
+    if (std::isnan(v) || std::isinf(v) || v == 0) return v;
+    const int e = std::max(std::ilogb(v), -14);
+    const double q = std::ldexp(1.0, e - 10);
+    const double r = std::nearbyint(v / q) * q;  // v / q is exact: a power of two
+    if (std::abs(r) > 65504) return std::copysign(INFINITY, v);
+    return r == 0 ? std::copysign(0.0, v) : r;
+  }
   static double to_type(Type t, double v) {  // a float result rounded to its type
+    if (t.code == ScalarType::Float16) return to_f16(v);
     return t.code == ScalarType::Float32 ? static_cast<float>(v) : v;
   }
   static double cast(Type from, Type to, double v) {
@@ -217,8 +231,9 @@ class Gen {
   bool coin(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
 
   Type random_type() {
-    static const Type types[] = {Int32(), UInt8(), UInt16(), Float32(), Float64()};
-    return types[pick(5)];
+    static const Type types[] = {Int32(),   UInt8(), UInt16(), Float32(),
+                                 Float64(), Int8(),  Int16(),  UInt32()};
+    return types[pick(static_cast<int>(std::size(types)))];
   }
 
   Expr constant(Type t) {
@@ -231,7 +246,10 @@ class Gen {
       static const int64_t extremes[] = {2147483647, -2147483647 - 1, 65536, -1, 0};
       return IntImm::make(t, extremes[pick(5)]);
     }
-    int64_t lo = t.code == ScalarType::Int32 ? -20 : 0;
+    if (t.bits() < 64 && coin(0.15)) {  // the type's own extremes
+      return IntImm::make(t, static_cast<int64_t>(coin(0.5) ? t.min_value() : t.max_value()));
+    }
+    int64_t lo = t.is_signed() ? -20 : 0;
     int64_t hi = static_cast<int64_t>(std::min(t.max_value(), 300.0));
     return IntImm::make(t, std::uniform_int_distribution<int64_t>(lo, hi)(rng_));
   }
@@ -289,7 +307,10 @@ class Gen {
       case 5: return Min::make(expr(t, d), expr(t, d));
       case 6: return Max::make(expr(t, d), expr(t, d));
       case 7: return Select::make(condition(d), expr(t, d), expr(t, d));
-      case 8: return Cast::make(t, expr(random_type(), d));
+      case 8:
+        // Sometimes through f16: rounded, then converted on (exactly, to a float).
+        if (coin(0.25)) return Cast::make(t, Cast::make(Float16(), expr(random_type(), d)));
+        return Cast::make(t, expr(random_type(), d));
       case 9: return Call::make_intrinsic(Intrinsic::Abs, {expr(t, d)});
       case 10:
       case 11: {

@@ -1,15 +1,18 @@
 // The scalar semantics of compiler_core/ir/ir.h as the evaluator implements them: golden
 // values for wrapping, floor division, Euclidean modulo, saturating casts, rounding, f32
 // precision, short-circuiting, every reduction (ties, even counts, empty domains) and
-// params.
+// params; i8, i16 and u32 wrapping, division, comparison and casts, and f16 rounding on
+// store (ties to even, overflow to infinity, subnormals, f64 rounded once).
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 
 #include "compiler_core/interp/expr_program.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/language/frontend.h"
 #include "compiler_core/runtime/exp_f32.h"
 #include "tests/compiler_core/interp/ir_builders.h"
 
@@ -253,6 +256,130 @@ TEST(InterpSemantics, ParamsTakeDefaultsAndConvertToTheirType) {
   // Taken exactly: an i32 param given 3.7 is an error, not 3 (work_limits_test.cpp has more).
   EXPECT_THROW(evaluate_pipeline(p, {}, {{"k", 3.7}}), UserError);
   EXPECT_EQ(evaluate_pipeline(p, {}, {{"s", 0.1}}).get_flat(0), static_cast<double>(5.0f * 0.1f));
+}
+
+TEST(InterpSemantics, NewIntegerTypesWrapModuloTheirWidth) {
+  EXPECT_EQ(eval_scalar(i8(127) + i8(1)), -128);
+  EXPECT_EQ(eval_scalar(i8(-128) - i8(1)), 127);
+  EXPECT_EQ(eval_scalar(i8(16) * i8(16)), 0);    // 256
+  EXPECT_EQ(eval_scalar(i8(-3) * i8(50)), 106);  // -150 + 256
+  EXPECT_EQ(eval_scalar(i16(32767) + i16(1)), -32768);
+  EXPECT_EQ(eval_scalar(i16(300) * i16(300)), 24464);  // 90000 - 65536
+  EXPECT_EQ(eval_scalar(u32(4294967295) + u32(1)), 0);
+  EXPECT_EQ(eval_scalar(u32(0) - u32(1)), 4294967295.0);
+  // The product of two large u32 values is past int64: modulo 2^32 all the same.
+  EXPECT_EQ(eval_scalar(u32(4294967295) * u32(4294967295)), 1);
+  EXPECT_EQ(eval_scalar(u32(65536) * u32(65536)), 0);
+  EXPECT_EQ(eval_scalar(intrinsic(Intrinsic::Abs, i8(-128))), -128);  // wraps to itself
+  EXPECT_EQ(eval_scalar(intrinsic(Intrinsic::Abs, i16(-7))), 7);
+  // Integer casts wrap; a wider target keeps the value (sign-extends a signed source).
+  EXPECT_EQ(eval_scalar(cast(Int8(), i32(200))), -56);
+  EXPECT_EQ(eval_scalar(cast(Int16(), i32(40000))), -25536);
+  EXPECT_EQ(eval_scalar(cast(UInt32(), i32(-1))), 4294967295.0);
+  EXPECT_EQ(eval_scalar(cast(Int32(), u32(4294967295))), -1);
+  EXPECT_EQ(eval_scalar(cast(Int32(), i8(-5))), -5);
+  EXPECT_EQ(eval_scalar(cast(UInt8(), i8(-1))), 255);
+  EXPECT_EQ(eval_scalar(cast(UInt32(), i16(-2))), 4294967294.0);
+}
+
+TEST(InterpSemantics, NewIntegerTypesDivideAndCompareByTheirSignedness) {
+  EXPECT_EQ(eval_scalar(i8(-7) / i8(2)), -4);
+  EXPECT_EQ(eval_scalar(i8(-7) % i8(2)), 1);
+  EXPECT_EQ(eval_scalar(i8(-128) / i8(-1)), -128);  // 128 wraps
+  EXPECT_EQ(eval_scalar(i16(-9) / i16(4)), -3);
+  // u32 is unsigned: 2^32 - 2 is large, not -2.
+  EXPECT_EQ(eval_scalar(u32(4294967294) / u32(2)), 2147483647);
+  EXPECT_EQ(eval_scalar(u32(4294967295) % u32(10)), 5);
+  EXPECT_EQ(eval_scalar(u32(7) / u32(0)), 0);
+  EXPECT_EQ(eval_scalar(u32(4294967295) > u32(1)), 1);
+  EXPECT_EQ(eval_scalar(u32(2147483648) < u32(2147483647)), 0);
+  EXPECT_EQ(eval_scalar(min(u32(4294967295), u32(3))), 3);
+  EXPECT_EQ(eval_scalar(i8(-1) < i8(1)), 1);
+  // To float: unsigned values convert as unsigned.
+  EXPECT_EQ(eval_scalar(cast(Float64(), u32(4294967295))), 4294967295.0);
+  EXPECT_EQ(eval_scalar(cast(Float32(), u32(4294967295))), 4294967296.0);  // rounded
+}
+
+TEST(InterpSemantics, FloatToNewIntegerTypesSaturateNaNToZero) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_EQ(eval_scalar(cast(Int8(), f32(300.5))), 127);
+  EXPECT_EQ(eval_scalar(cast(Int8(), f32(-300.5))), -128);
+  EXPECT_EQ(eval_scalar(cast(Int8(), f32(-7.9))), -7);
+  EXPECT_EQ(eval_scalar(cast(Int16(), f64(1e9))), 32767);
+  EXPECT_EQ(eval_scalar(cast(UInt32(), f64(1e20))), 4294967295.0);
+  EXPECT_EQ(eval_scalar(cast(UInt32(), f64(-5.5))), 0);
+  EXPECT_EQ(eval_scalar(cast(UInt32(), f64(4294967295.9))), 4294967295.0);
+  EXPECT_EQ(eval_scalar(cast(UInt32(), f64(nan))), 0);
+  EXPECT_EQ(eval_scalar(cast(Int8(), f32(nan))), 0);
+}
+
+/// The f16 bits of a value stored into an f16 func.
+uint16_t stored_f16_bits(const Expr& e) {
+  Pipeline p = make_pipeline({}, {make_func("out", {}, cast(Float16(), e))}, "out", {});
+  Buffer b = evaluate_pipeline(p, {});
+  EXPECT_EQ(b.type(), ScalarType::Float16);
+  uint16_t bits;
+  std::memcpy(&bits, b.data(), sizeof bits);
+  return bits;
+}
+
+TEST(InterpSemantics, F16StoresRoundToNearestEven) {
+  // 1/3 is 0x3555 = 0.333251953125 (the f32 1/3 and the f64 1/3 alike).
+  EXPECT_EQ(stored_f16_bits(f32(1.0 / 3.0)), 0x3555);
+  EXPECT_EQ(stored_f16_bits(f64(1.0 / 3.0)), 0x3555);
+  EXPECT_EQ(eval_scalar(cast(Float16(), f32(1.0 / 3.0))), 0.333251953125);
+  EXPECT_EQ(stored_f16_bits(f32(1.0)), 0x3c00);
+  EXPECT_EQ(stored_f16_bits(f32(-2.0)), 0xc000);
+  EXPECT_EQ(stored_f16_bits(f32(-0.0)), 0x8000);
+  EXPECT_EQ(stored_f16_bits(f32(65504.0)), 0x7bff);  // the largest finite
+  EXPECT_EQ(stored_f16_bits(f32(65519.0)), 0x7bff);  // below the midpoint
+  EXPECT_EQ(stored_f16_bits(f32(65520.0)), 0x7c00);  // the midpoint rounds to even: inf
+  EXPECT_EQ(stored_f16_bits(f32(-1e10)), 0xfc00);
+  // Ties to even: 2049 lies halfway between 2048 and 2050 (spacing 2): 2048 (even).
+  EXPECT_EQ(eval_scalar(cast(Float16(), f32(2049.0))), 2048);
+  EXPECT_EQ(eval_scalar(cast(Float16(), f32(2051.0))), 2052);
+  EXPECT_EQ(eval_scalar(cast(Float16(), i32(2049))), 2048);
+  EXPECT_EQ(eval_scalar(cast(Float16(), i32(100000))), std::numeric_limits<double>::infinity());
+  // Subnormals: the smallest is 2^-24 (0x0001); 2^-25 is a tie and rounds to 0 (even),
+  // just above it rounds up; the largest subnormal is 0x03ff.
+  EXPECT_EQ(stored_f16_bits(f64(std::ldexp(1.0, -24))), 0x0001);
+  EXPECT_EQ(stored_f16_bits(f64(std::ldexp(1.0, -25))), 0x0000);
+  EXPECT_EQ(stored_f16_bits(f64(std::ldexp(1.0, -25) * 1.0000001)), 0x0001);
+  EXPECT_EQ(stored_f16_bits(f64(std::ldexp(3.0, -25))), 0x0002);  // 1.5 ulps: tie to even
+  EXPECT_EQ(stored_f16_bits(f64(std::ldexp(1023.0, -24))), 0x03ff);
+  EXPECT_EQ(stored_f16_bits(f32(std::ldexp(1.0, -14))), 0x0400);  // the smallest normal
+  // f64 rounds once, not through f32: 1 + 2^-11 + 2^-40 is just above the tie between 1
+  // and 1 + 2^-10, so it rounds up; through f32 it would become the tie and round to 1.
+  EXPECT_EQ(stored_f16_bits(f64(1.0 + std::ldexp(1.0, -11) + std::ldexp(1.0, -40))), 0x3c01);
+  EXPECT_EQ(stored_f16_bits(f64(1.0 + std::ldexp(1.0, -11))), 0x3c00);
+  // NaN is the quiet NaN 0x7e00 (sign kept).
+  EXPECT_EQ(stored_f16_bits(f32(std::numeric_limits<double>::quiet_NaN())) & 0x7fff, 0x7e00);
+  // Widening is exact, and f16 to integer casts saturate like f32's.
+  EXPECT_EQ(eval_scalar(cast(Float64(), cast(Float16(), f32(0.1)))), 0.0999755859375);
+  EXPECT_EQ(eval_scalar(cast(Int8(), cast(Float16(), f32(1000.0)))), 127);
+}
+
+// A whole pipeline in .stp: f16 input and output, and each new integer type.
+TEST(InterpSemantics, NewTypesThroughTheLanguage) {
+  Pipeline p = compile_pipeline(
+      "pipeline p\n"
+      "input in : f16[x]\n"
+      "func third(x) = f16(in(x) / 3.0)\n"
+      "func bytes(x) = i8(x * 50)\n"
+      "func big(x) = u32(x) * u32(-1)\n"
+      "func out(x) = f16(third(x) + f32(bytes(x)) + f32(big(x) % u32(7)) + f32(i16(x) * i16(-1)))\n"
+      "output out size(4)\n",
+      "p.stp");
+  Buffer in(ScalarType::Float16, {4});
+  for (int i = 0; i < 4; ++i) in.set_flat(i, 1.0 + i);
+  Buffer out = evaluate_pipeline(p, {{"in", in}});
+  ASSERT_EQ(out.type(), ScalarType::Float16);
+  // x = 3: third = f16(4/3) = 1.3330078125; bytes = i8(150) = -106;
+  // big = 3 * (2^32 - 1) mod 2^32 = 2^32 - 3, and 4294967293 % 7 = 1; i16 -3.
+  // 1.3330078125 - 106 + 1 - 3 = -106.6669921875, rounded to f16 (spacing 1/16): -106.6875.
+  EXPECT_EQ(out.get_flat(3), -106.6875);
+  // x = 0: third = f16(1/3); bytes 0; big 0; 0.
+  EXPECT_EQ(out.get_flat(0), 0.333251953125);
 }
 
 }  // namespace

@@ -21,11 +21,12 @@ class RandomIR {
   Expr expr(Type t, int depth) {
     if (depth <= 1) return leaf(t);
     if (t.is_bool()) return bool_expr(depth);
+    if (t.is_f16()) return f16_expr(depth);
     int choice = pick(12);
     switch (choice) {
       case 0: return leaf(t);
       case 1: {
-        Type from = numeric_type();
+        Type from = pick(5) ? numeric_type() : Float16();
         return Cast::make(t, expr(from, depth - 1));
       }
       case 2: return Add::make(expr(t, depth - 1), expr(t, depth - 1));
@@ -77,6 +78,23 @@ class RandomIR {
         if (value.type() == t && pick(2)) body = Add::make(body, Variable::make_typed(t, name));
         return Let::make(name, value, body);
       }
+    }
+  }
+
+  /// f16 only where the IR allows it: no arithmetic, min, max, intrinsic or reduction.
+  Expr f16_expr(int depth) {
+    const Type t = Float16();
+    switch (pick(5)) {
+      case 0: return leaf(t);
+      case 1: return Cast::make(t, expr(numeric_type(), depth - 1));
+      case 2: return Select::make(expr(Bool(), depth - 1), expr(t, depth - 1), expr(t, depth - 1));
+      case 3: {
+        std::vector<Expr> args;
+        for (int i = 0, n = pick(3); i < n; i++) args.push_back(expr(Int32(), depth - 1));
+        return Call::make(t, pick(2) ? "f" + type_tag(t) : "in_" + type_tag(t), std::move(args),
+                          pick(2) ? CallType::Func : CallType::Input);
+      }
+      default: return Let::make("t0", expr(numeric_type(), depth - 1), expr(t, depth - 1));
     }
   }
 
@@ -139,8 +157,9 @@ class RandomIR {
   }
 
   Type numeric_type() {
-    static const Type kTypes[] = {UInt8(), UInt16(), Int32(), Float32(), Float64()};
-    return kTypes[pick(5)];
+    static const Type kTypes[] = {UInt8(), UInt16(), UInt32(),  Int8(),
+                                  Int16(), Int32(),  Float32(), Float64()};
+    return kTypes[pick(static_cast<int>(std::size(kTypes)))];
   }
 
   /// A random loop nest using every statement kind.

@@ -294,5 +294,76 @@ TEST(Checker, UnusedFuncsAreWarnedAboutAtTheirName) {
   EXPECT_TRUE(warnings.empty());
 }
 
+// i8, i16 and u32 are typed like u8, u16 and i32: literals take the other operand's type,
+// typed operands must agree, a cast converts (u32(-1) is 4294967295: integer literals stop
+// at 2^31).
+TEST(Checker, NewIntegerTypesTypeLikeTheOldOnes) {
+  Pipeline p = compile(
+      "func a(x) = in(x) + 1\n"
+      "func b(x) = i16(in(x)) * -300\n"
+      "func c(x) = u32(-1) + u32(b(x))\n"
+      "func d(x) = select(c(x) > 7, i8(-128), i8(127))\n"
+      "func e(x) = a(b(x) % 4)\n"
+      "output e size(8)\n",
+      "input in : i8[x]\n");
+  EXPECT_EQ(func(p, "a").type, Int8());
+  EXPECT_EQ(to_string(func(p, "a").value), "in(x) + 1");
+  EXPECT_EQ(func(p, "b").type, Int16());
+  EXPECT_EQ(to_string(func(p, "b").value), "i16(in(x)) * -300");
+  EXPECT_EQ(func(p, "c").type, UInt32());
+  EXPECT_EQ(to_string(func(p, "c").value), "u32(-1) + u32(b(x))");
+  EXPECT_EQ(func(p, "d").type, Int8());
+  // An i16 index widens to i32 (it is bounded by its type), as u8 and u16 do.
+  const Call* call = func(p, "e").value.as<Call>();
+  ASSERT_NE(call, nullptr);
+  EXPECT_EQ(call->args[0].type(), Int32());
+  EXPECT_EQ(call->args[0].as<Cast>()->value.type(), Int16());
+  // A parameter of each type keeps its default.
+  Pipeline q = compile(
+      "param k : u32 = 2147483648\nparam j : i16 = -32768\nfunc f(x) = in(x)\n"
+      "output f size(4)\n",
+      "input in : u8[x]\n");
+  EXPECT_EQ(q.params[0].default_value, 2147483648.0);
+  EXPECT_EQ(q.params[1].default_value, -32768.0);
+}
+
+// f16 is a storage type: a read of an f16 input or func is widened to f32, a func whose
+// value is f16 (an f16 cast, or a copy of an f16 read) is stored as f16, and its updates
+// compute in f32 and are rounded on store.
+TEST(Checker, F16ValuesAreWidenedAndStoredRounded) {
+  Pipeline p = compile(
+      "param s : f16 = 0.1\n"
+      "func h(x) = f16(in(x) * 0.5)\n"
+      "h(x) += s\n"
+      "func w(x) = h(x) + in(x)\n"
+      "func c(x) = in(x)\n"
+      "func k(x) = f16(1.0 / 3.0)\n"
+      "output w size(4)\n",
+      "input in : f16[x]\n");
+  EXPECT_EQ(p.params[0].type, Float16());
+  EXPECT_EQ(p.params[0].default_value, 0.0999755859375);  // 0.1 rounded to f16
+  const Func& h = func(p, "h");
+  EXPECT_EQ(h.type, Float16());
+  const Cast* round = h.value.as<Cast>();
+  ASSERT_NE(round, nullptr);
+  EXPECT_EQ(round->type, Float16());
+  EXPECT_EQ(round->value.type(), Float32());
+  EXPECT_EQ(to_string(h.value), "f16(in(x) * 0.5)");
+  // The update: f32 arithmetic on the widened value, rounded to f16 by a cast.
+  ASSERT_EQ(h.updates.size(), 1u);
+  EXPECT_EQ(h.updates[0].value.type(), Float16());
+  EXPECT_EQ(h.updates[0].value.as<Cast>()->value.type(), Float32());
+  EXPECT_EQ(to_string(h.updates[0].value), "f16(h(x) + s)");
+  const Func& w = func(p, "w");
+  EXPECT_EQ(w.type, Float32());
+  const Add* add = w.value.as<Add>();
+  ASSERT_NE(add, nullptr);
+  EXPECT_EQ(add->a.as<Cast>()->value.type(), Float16());  // h(x) widened
+  EXPECT_EQ(func(p, "c").type, Float16());                // a copy stays f16
+  EXPECT_EQ(func(p, "k").value.as<FloatImm>()->value, 0.333251953125);
+  // Printed and parsed again, the pipeline is the same.
+  EXPECT_EQ(to_string(compile_pipeline(to_string(p), "again.stp")), to_string(p));
+}
+
 }  // namespace
 }  // namespace stipple
