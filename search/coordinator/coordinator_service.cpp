@@ -449,6 +449,7 @@ grpc::Status CoordinatorService::list_workers(proto::ListWorkersResponse* respon
   response->set_jobs_completed(snapshot.counters.completed);
   response->set_jobs_redispatched(snapshot.counters.redispatched);
   response->set_duplicate_results(snapshot.counters.duplicates);
+  response->set_shared_results(snapshot.counters.shared);
   return grpc::Status::OK;
 }
 

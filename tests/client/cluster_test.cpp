@@ -171,6 +171,50 @@ TEST_F(ClusterTest, KilledWorkersJobsAreRunElsewhere) {
   EXPECT_NE(read_file(coordinator_.err).find("went back to the queue"), std::string::npos);
 }
 
+// Runs of the same pipeline, photos and settings submitted together propose the same
+// schedules (the same seed): each evaluation is measured once, by one run's job, and the
+// other runs share its result (issue #25). SQLite says which links were measured.
+TEST_F(ClusterTest, ConcurrentRunsOfOneSetupMeasureEachEvaluationOnce) {
+  const std::string address = start_coordinator();
+  for (int i = 0; i < 2; ++i) start_worker(address);
+  auto c = client(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+  std::vector<int64_t> runs;
+  for (int i = 0; i < 4; ++i) runs.push_back(submit(address, 12, "--seed 5"));
+  for (int64_t run : runs) {
+    ASSERT_GT(run, 0);
+    EXPECT_EQ(wait_for_run(c, run, 180s), "done") << read_file(coordinator_.err);
+  }
+  for (int64_t run : runs) EXPECT_EQ(train_evaluations(run).size(), 12u) << "run " << run;
+
+  auto db = storage::Database::open(db_path());
+  std::map<int64_t, int> measured;  // evaluation id -> links that measured it
+  int links = 0, shared = 0;
+  for (int64_t run : runs) {
+    for (const storage::RunEvaluation& e : db->run_evaluations(run)) {
+      ++links;
+      EXPECT_TRUE(e.origin == "measured" || e.origin == "shared" || e.origin == "stored")
+          << e.origin;
+      measured[e.evaluation.id] += e.origin == "measured";
+      shared += e.origin == "shared";
+    }
+  }
+  int measurements = 0;
+  for (const auto& [id, n] : measured) {
+    EXPECT_EQ(n, 1) << "evaluation " << id << " measured " << n << " times";
+    measurements += n;
+  }
+  EXPECT_GT(shared, 0);
+  EXPECT_LT(measurements, links);
+  // The workers measured exactly that many jobs; the pool shared the rest.
+  const proto::ListWorkersResponse pool = c.pool_status();
+  int64_t completed = 0;
+  for (const proto::WorkerStatus& w : pool.workers()) completed += w.jobs_completed();
+  EXPECT_EQ(completed, measurements);
+  EXPECT_EQ(pool.duplicate_results(), 0);
+  EXPECT_GT(pool.shared_results(), 0);
+}
+
 TEST_F(ClusterTest, AWorkerStoppedPastItsLeaseChangesNothingWhenItComesBack) {
   const std::string address = start_coordinator({"--lease", "3", "--heartbeat-timeout", "2"});
   auto c = client(address);

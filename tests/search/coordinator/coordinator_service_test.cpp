@@ -303,6 +303,20 @@ TEST_F(CoordinatorServiceTest, StableJobIdsAndSameSetupSameId) {
   workers::EvaluationSetup changed = setup_;
   changed.runs = 4;
   EXPECT_NE(other.add_setup(changed), setup_id_);
+  // The content key shared across runs: free of the run, but different when anything that
+  // determines the result is (the photos, params, pipeline, runs and threads are in the
+  // setup id).
+  const std::string key = RemoteEvaluator::job_key(setup_id_, "t", "train", "a", 20);
+  EXPECT_EQ(key, RemoteEvaluator::job_key(setup_id_, "t", "train", "a", 20));
+  changed.params["radius"] = 2;
+  for (const std::string& other_key :
+       {RemoteEvaluator::job_key(other.add_setup(changed), "t", "train", "a", 20),
+        RemoteEvaluator::job_key(setup_id_, "u", "train", "a", 20),
+        RemoteEvaluator::job_key(setup_id_, "t", "test", "a", 20),
+        RemoteEvaluator::job_key(setup_id_, "t", "train", "b", 20),
+        RemoteEvaluator::job_key(setup_id_, "t", "train", "a", 20.000001)}) {
+    EXPECT_NE(other_key, key);
+  }
   other_pool.shut_down();
 }
 
@@ -557,7 +571,8 @@ TEST_F(CoordinatorServiceTest, OversizeMessageIsRejectedAndServerStaysUp) {
 // sent to a worker: each becomes a failed result of its candidate, never a lost job.
 TEST_F(CoordinatorServiceTest, UnsendableJobsBecomeFailedResults) {
   RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
-  RemoteEvaluator unbound(*pool_, setup_id_, 9, kTarget);
+  // (Of a setup of its own: jobs of one setup's runs share their results, WorkerPool.)
+  RemoteEvaluator unbound(*pool_, "s-unbound", 9, kTarget);
   auto pending = std::async(std::launch::async, [&] {
     return evaluator.evaluate({"nosuchfunc.parallel(y)\n", ""}, "test", 0);
   });
