@@ -370,6 +370,11 @@ void WorkerPool::shut_down() {
   results_cv_.notify_all();
 }
 
+bool WorkerPool::is_shut_down() {
+  std::lock_guard lock(mu_);
+  return shut_down_;
+}
+
 // ---- internals (mu_ held) ----
 
 int WorkerPool::expire_locked(TimePoint now, TimePoint* next_event) {

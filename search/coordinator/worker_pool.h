@@ -5,8 +5,9 @@
 // - Jobs go only to workers whose target key equals the job's.
 // - A lease lasts `lease_duration` from when it is handed out or last renewed (by the
 //   worker's heartbeat). A lease that passes its deadline, or whose worker is not heard
-//   from for `heartbeat_timeout`, ends: its job goes back to the front of its run's queue
-//   and is counted as re-dispatched.
+//   from for `heartbeat_timeout`, or that is gone (worker_gone(): the service saw a call of
+//   its cancelled by the transport), ends: its job goes back to the front of its run's
+//   queue and is counted as re-dispatched.
 // - Results are idempotent by job id: the first result of a job is kept, every later one
 //   (a duplicate, or the late result of an expired lease) changes nothing.
 // - Runs share the workers fairly: per target, jobs are handed out round-robin across the
@@ -219,6 +220,7 @@ class WorkerPool {
   /// Wakes every blocked call; from now on lease() hands out nothing and await() returns
   /// Cancelled at once. For draining on SIGTERM and before destruction.
   void shut_down();
+  bool is_shut_down();
 
  private:
   using TimePoint = std::chrono::steady_clock::time_point;

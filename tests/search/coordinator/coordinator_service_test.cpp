@@ -365,6 +365,47 @@ TEST_F(CoordinatorServiceTest, AJobLeasedToACancelledPollGoesBackAtOnce) {
   EXPECT_EQ(pending.get().at(0).images.at(0).time_ms, 3.0);
 }
 
+// A heartbeat with hold_seconds is held open (up to the heartbeat interval) and answered
+// then; one cancelled before its deadline (the transport's doing when the worker dies) is
+// the worker gone: its leases end at once, not at the heartbeat timeout (30 s here).
+TEST_F(CoordinatorServiceTest, AHeldHeartbeatCancelledEndsTheWorkersLeasesAtOnce) {
+  const std::string worker = register_worker("hostA", kTarget);
+  proto::HeartbeatRequest req;
+  req.set_worker_id(worker);
+  req.set_hold_seconds(0.3);
+  proto::HeartbeatResponse resp;
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stub_->Heartbeat(ctx().get(), req, &resp).ok());
+  EXPECT_TRUE(resp.known());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
+
+  RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
+  auto pending =
+      std::async(std::launch::async, [&] { return evaluator.evaluate({""}, "test", 0); });
+  ShutDownOnExit guard{*pool_};
+  ASSERT_EQ(lease(worker, 1).size(), 1u);
+  req.set_hold_seconds(60);  // capped at the interval, 10 s
+  std::unique_ptr<grpc::ClientContext> held = ctx();
+  auto cancel = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(200ms);
+    held->TryCancel();
+  });
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(stub_->Heartbeat(held.get(), req, &resp).error_code(), grpc::StatusCode::CANCELLED);
+  cancel.get();
+  for (int i = 0; i < 200 && pool_->snapshot().counters.queued == 0; ++i)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_EQ(pool_->snapshot().counters.redispatched, 1);
+  EXPECT_TRUE(coordinator::info(pool_->snapshot(), worker).lost);
+  const std::string other = register_worker("hostB", kTarget);
+  std::vector<proto::Job> jobs = lease(other, 1);
+  ASSERT_EQ(jobs.size(), 1u);
+  proto::ReportResultsResponse rr;
+  ASSERT_TRUE(report(other, {ok_result(jobs[0].job_id(), 1, 3.0)}, &rr).ok());
+  ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
+}
+
 // Long polls run on threads of the service's: while many wait, every other call is
 // answered at once (blocked on gRPC's callback threads, they would starve them), and each
 // poll still ends after its wait with no job.
