@@ -6,6 +6,7 @@
 # time of `stipple submit --wait`, the run's training evaluations (lost = budget minus
 # those), the pool's counters (re-dispatched leases, duplicate results) and the duplicate
 # measurements as a share of the evaluations; then the churned time over the undisturbed.
+# Each run's workers start with empty caches; the killed one restarts on its own cache.
 # The issue's goal: 0 lost, <= 5% duplicate measurements, within 2x of the undisturbed.
 #
 #   bench/churn_bench.sh [BUILD_DIR]    # default build/
@@ -15,6 +16,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=cluster_common.sh
+source "$root/bench/cluster_common.sh"
 build=$(cd "${1:-$root/build}" && pwd)
 stipple=$build/stipple
 budget=${BUDGET:-500}
@@ -45,21 +48,6 @@ spawn() { # NAME COMMAND...
   pids+=($!)
 }
 
-# Waits for the coordinator's "listening on HOST:PORT" line; prints the address.
-coordinator_address() { # LOG
-  local i
-  for i in $(seq 150); do
-    if grep -qs '^listening on ' "$1"; then
-      sed -n 's/^listening on //p' "$1" | head -n 1
-      return
-    fi
-    sleep 0.1
-  done
-  echo "churn_bench: the coordinator did not come up:" >&2
-  cat "$1" >&2
-  exit 1
-}
-
 # Waits until N workers are registered and not lost.
 wait_workers() { # N ADDRESS
   local i
@@ -79,9 +67,9 @@ run() { # NAME CHURN
   local name=$1 churn=$2 db=$tmp/$1.db i
   spawn "coordinator-$name" "$stipple" coordinator --listen 127.0.0.1:0 --db "$db"
   local address
-  address=$(coordinator_address "$tmp/coordinator-$name.log")
+  address=$(coordinator_address "$tmp/coordinator-$name.log" churn_bench)
   for i in 1 2 3; do
-    spawn "worker-$name-$i" "$stipple" worker --coordinator "$address" --cache "$tmp/cache-$i"
+    spawn "worker-$name-$i" "$stipple" worker --coordinator "$address" --cache "$tmp/cache-$name-$i"
   done
   local churned=${pids[-1]}
   wait_workers 3 "$address"
@@ -102,7 +90,7 @@ run() { # NAME CHURN
       kill -KILL -- "-$churned" 2>/dev/null || true
       wait "$churned" 2>/dev/null || true
       kills=$((kills + 1))
-      spawn "worker-$name-3" "$stipple" worker --coordinator "$address" --cache "$tmp/cache-3"
+      spawn "worker-$name-3" "$stipple" worker --coordinator "$address" --cache "$tmp/cache-$name-3"
       churned=${pids[-1]}
     fi
   done
