@@ -23,6 +23,8 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
+# shellcheck source=cluster_common.sh
+source "$root/bench/cluster_common.sh"
 build=$(cd "${1:-$root/build}" && pwd)
 stipple=$build/stipple
 budget=${BUDGET:-60}
@@ -82,21 +84,6 @@ spawn() {  # NAME [PREFIX...] -- COMMAND...
   pids+=($!)
 }
 
-# Waits for the coordinator's "listening on HOST:PORT" line; prints the address.
-coordinator_address() {  # LOG
-  local i
-  for i in $(seq 150); do
-    if grep -qs '^listening on ' "$1"; then
-      sed -n 's/^listening on //p' "$1" | head -n 1
-      return
-    fi
-    sleep 0.1
-  done
-  echo "cluster_bench: the coordinator did not come up:" >&2
-  cat "$1" >&2
-  exit 1
-}
-
 # Waits until N workers are registered (`stipple workers`).
 wait_workers() {  # N [PREFIX...] -- WORKERS-ARGS...
   local n=$1 i prefix rest
@@ -138,7 +125,7 @@ cluster_rate() {  # ROUND WORKERS [COMPILE_JOBS]
   spawn "coordinator$name" -- "$stipple" coordinator --listen 127.0.0.1:0 --db "$db"
   local coordinator_pid=${pids[-1]}
   local address
-  address=$(coordinator_address "$tmp/coordinator$name.log")
+  address=$(coordinator_address "$tmp/coordinator$name.log" cluster_bench)
   local worker_pids=()
   for i in $(seq "$n"); do
     spawn "worker$name.$i" -- "$stipple" worker --coordinator "$address" --cache "$tmp/cache$name.$i" \
@@ -199,7 +186,7 @@ netns_rate() {  # ROUND
     "$stipple" coordinator --listen 10.200.0.1:0 --db "$db" "${tok[@]}"
   local coordinator_pid=${pids[-1]}
   local address
-  address=$(coordinator_address "$tmp/coordinator-netns$1.log")
+  address=$(coordinator_address "$tmp/coordinator-netns$1.log" cluster_bench)
   spawn "worker-netns$1" ip netns exec "$wns" -- \
     "$stipple" worker --coordinator "$address" --cache "$tmp/cache-netns$1" "${tok[@]}"
   local worker_pid=${pids[-1]}

@@ -19,7 +19,7 @@ CommandRunner add_workers_command(CLI::App& app) {
       std::cout << "jobs: " << status.jobs_queued() << " queued, " << status.jobs_leased()
                 << " leased, " << status.jobs_completed() << " completed, "
                 << status.jobs_redispatched() << " re-dispatched, " << status.duplicate_results()
-                << " duplicate results\n";
+                << " duplicate results, " << status.shared_results() << " shared between runs\n";
       const auto& workers = status.workers();
       if (workers.empty()) {
         std::cout << "no workers have registered\n";

@@ -161,6 +161,7 @@ std::vector<storage::EvaluationRecord> TuningSession::evaluate(const std::vector
       stored = db_.find_evaluation(r.evaluation.key);
     if (stored) {
       r.evaluation = *stored;
+      r.origin = "stored";
       continue;
     }
     waiting[batch[i].schedule].push_back(i);
@@ -176,6 +177,7 @@ std::vector<storage::EvaluationRecord> TuningSession::evaluate(const std::vector
     for (size_t k = 0; k < to_measure.size(); ++k) {
       const workers::EvaluationResult& res = results[k];
       for (size_t i : waiting[to_measure[k]]) {
+        records[i].origin = res.shared ? "shared" : "measured";
         storage::EvaluationRecord& e = records[i].evaluation;
         e.status = res.status;
         e.reason = res.reason;

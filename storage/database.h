@@ -25,7 +25,7 @@ struct sqlite3;
 namespace stipple::storage {
 
 /// The schema version this build writes; PRAGMA user_version of a migrated database.
-inline constexpr int kSchemaVersion = 3;
+inline constexpr int kSchemaVersion = 4;
 
 /// Every storage failure: SQLite's message, plus the SQL that failed when there is one.
 class StorageError : public std::runtime_error {
@@ -121,6 +121,11 @@ struct RunEvaluation {
   EvaluationRecord evaluation;
   int64_t seq = 0;
   std::string strategy;
+  /// How the run came by it: "measured" (measured for this run's request), "shared"
+  /// (another run's measurement of the same evaluation, made at the same time on the
+  /// cluster), "stored" (already in the database); "" for links from before schema 4.
+  /// Kept from the first link of the evaluation to the run.
+  std::string origin;
 };
 
 /// A point of a run's front: its training evaluation and, once re-measured, the test one.
@@ -197,7 +202,7 @@ class Database {
   void put_evaluations(int64_t run_id, std::vector<RunEvaluation>& batch, bool remeasure = false);
   /// Links a stored evaluation to a run (a cache hit); an existing link is left as it is.
   void link_evaluation(int64_t run_id, int64_t evaluation_id, int64_t seq,
-                       const std::string& strategy);
+                       const std::string& strategy, const std::string& origin = "stored");
   /// The run's evaluations with their measurements, ordered by seq.
   std::vector<RunEvaluation> run_evaluations(int64_t run_id);
 

@@ -117,7 +117,8 @@ void Database::put_evaluations(int64_t run_id, std::vector<RunEvaluation>& batch
     INSERT INTO measurements (evaluation_id, image_id, time_ms, error, psnr)
     VALUES (?, ?, ?, ?, ?))sql");
   Statement link(db_, R"sql(
-    INSERT INTO run_evaluations (run_id, evaluation_id, seq, strategy) VALUES (?, ?, ?, ?)
+    INSERT INTO run_evaluations (run_id, evaluation_id, seq, strategy, origin)
+    VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (run_id, evaluation_id) DO NOTHING)sql");
 
   // What each record becomes, applied only after the commit so that a failed batch
@@ -160,7 +161,11 @@ void Database::put_evaluations(int64_t run_id, std::vector<RunEvaluation>& batch
             .run();
       }
     }
-    link.bind_int(1, run_id).bind_int(2, e.id).bind_int(3, item.seq).bind_text(4, item.strategy);
+    link.bind_int(1, run_id)
+        .bind_int(2, e.id)
+        .bind_int(3, item.seq)
+        .bind_text(4, item.strategy)
+        .bind_text(5, item.origin);
     link.run();
     results.push_back(std::move(e));
   }
@@ -169,13 +174,18 @@ void Database::put_evaluations(int64_t run_id, std::vector<RunEvaluation>& batch
 }
 
 void Database::link_evaluation(int64_t run_id, int64_t evaluation_id, int64_t seq,
-                               const std::string& strategy) {
+                               const std::string& strategy, const std::string& origin) {
   std::lock_guard lock(mutex_);
   Transaction txn(db_, Transaction::Kind::kWrite);
   Statement link(db_, R"sql(
-    INSERT INTO run_evaluations (run_id, evaluation_id, seq, strategy) VALUES (?, ?, ?, ?)
+    INSERT INTO run_evaluations (run_id, evaluation_id, seq, strategy, origin)
+    VALUES (?, ?, ?, ?, ?)
     ON CONFLICT (run_id, evaluation_id) DO NOTHING)sql");
-  link.bind_int(1, run_id).bind_int(2, evaluation_id).bind_int(3, seq).bind_text(4, strategy);
+  link.bind_int(1, run_id)
+      .bind_int(2, evaluation_id)
+      .bind_int(3, seq)
+      .bind_text(4, strategy)
+      .bind_text(5, origin);
   link.run();
   txn.commit();
 }
@@ -185,7 +195,8 @@ std::vector<RunEvaluation> Database::run_evaluations(int64_t run_id) {
   // Two queries (evaluations, then all their measurements) in one read transaction, so
   // both see the same snapshot.
   Transaction txn(db_, Transaction::Kind::kRead);
-  Statement rows(db_, std::string("SELECT") + kEvaluationColumns + R"sql(, l.seq, l.strategy
+  Statement rows(db_,
+                 std::string("SELECT") + kEvaluationColumns + R"sql(, l.seq, l.strategy, l.origin
     FROM run_evaluations l JOIN evaluations e ON e.id = l.evaluation_id
     WHERE l.run_id = ? ORDER BY l.seq, l.evaluation_id)sql");
   rows.bind_int(1, run_id);
@@ -193,7 +204,8 @@ std::vector<RunEvaluation> Database::run_evaluations(int64_t run_id) {
   std::unordered_map<int64_t, size_t> index;
   while (rows.step()) {
     RunEvaluation item{read_evaluation(rows), rows.column_int(kEvaluationColumnCount),
-                       rows.column_text(kEvaluationColumnCount + 1)};
+                       rows.column_text(kEvaluationColumnCount + 1),
+                       rows.column_text(kEvaluationColumnCount + 2)};
     index.emplace(item.evaluation.id, out.size());
     out.push_back(std::move(item));
   }

@@ -115,10 +115,17 @@ constexpr const char* kRunOwner = R"sql(
 ALTER TABLE runs ADD COLUMN owner TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 3> kMigrations = {{
+// Version 4: how each of a run's evaluations was come by (RunEvaluation::origin), so that
+// the measurements made can be counted apart from the results shared between runs.
+constexpr const char* kLinkOrigin = R"sql(
+ALTER TABLE run_evaluations ADD COLUMN origin TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 4> kMigrations = {{
     {1, "tables", kTables},
     {2, "run indexes", kRunIndexes},
     {3, "run owner", kRunOwner},
+    {4, "link origin", kLinkOrigin},
 }};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration step per schema version");
 

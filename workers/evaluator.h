@@ -39,6 +39,9 @@ struct EvaluationResult {
   double time_ms = 0;                    // the mean over images of the per-image median
   double error = 0;                      // the mean over images
   double psnr = 0;                       // the mean over images
+  /// Not measured for this request: the cluster gave it another run's measurement of the
+  /// same evaluation (the same setup, target, split, schedule and give-up time).
+  bool shared = false;
   bool ok() const { return status == EvaluationStatus::Ok; }
   /// Fills time_ms, error and psnr from `images`.
   void aggregate();

@@ -148,6 +148,7 @@ class WorkerDaemon::Session {
     {
       std::lock_guard lock(mu_);
       quit_ = true;
+      if (held_heartbeat_) held_heartbeat_->TryCancel();
     }
     cv_.notify_all();
     {
@@ -275,6 +276,7 @@ class WorkerDaemon::Session {
   std::string worker_id_;  // empty: register (again)
   double heartbeat_seconds_ = 10;
   std::thread heartbeat_;
+  grpc::ClientContext* held_heartbeat_ = nullptr;  // the heartbeat call open now
 
   // Shared by the slots.
   std::mutex setups_mu_;
@@ -720,24 +722,34 @@ class WorkerDaemon::Session {
     Clock::time_point next = Clock::now();
     std::string last_id;
     while (!quit_) {
-      cv_.wait_for(lock, milliseconds(100));  // polls for a new registration; notified to quit
+      // Polls for a new registration; notified to quit. Not past `next`: a held heartbeat
+      // that was answered is followed at once, so that one is open nearly all the time.
+      const Clock::time_point poll = Clock::now() + milliseconds(100);
+      const bool due = !worker_id_.empty() && worker_id_ == last_id;
+      cv_.wait_until(lock, due ? std::min(next, poll) : poll);
       if (quit_) break;
-      if (worker_id_ != last_id) {  // registered anew: renew from now on
+      if (worker_id_ != last_id) {  // registered anew: a held heartbeat open from now on
         last_id = worker_id_;
-        next = Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                                  std::chrono::duration<double>(heartbeat_seconds_));
+        next = Clock::now();
       }
       if (worker_id_.empty() || Clock::now() < next) continue;
       const std::string id = worker_id_;
       const double interval = heartbeat_seconds_;
-      lock.unlock();
+      // The coordinator holds the call up to the interval, so that one is always open: if
+      // this process dies, the transport cancels it and the coordinator ends its leases at
+      // once. The next goes when the interval since this one was sent has passed.
       proto::HeartbeatRequest req;
       req.set_worker_id(id);
+      req.set_hold_seconds(interval);
       proto::HeartbeatResponse resp;
-      const grpc::Status st = stub_->Heartbeat(
-          context(std::min(o_.call_seconds, std::max(1.0, interval))).get(), req, &resp);
+      const Clock::time_point sent = Clock::now();
+      auto ctx = context(interval + std::min(o_.call_seconds, std::max(1.0, interval)));
+      held_heartbeat_ = ctx.get();
+      lock.unlock();
+      const grpc::Status st = stub_->Heartbeat(ctx.get(), req, &resp);
       lock.lock();
-      next = Clock::now() +
+      held_heartbeat_ = nullptr;
+      next = sent +
              std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval));
       const bool forgotten =
           (st.ok() && !resp.known()) || st.error_code() == grpc::StatusCode::NOT_FOUND;

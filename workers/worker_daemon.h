@@ -18,7 +18,9 @@
 //   like any other; so is every job of a setup whose reference outputs hang or die
 //   (SetupFailed: timeout, out_of_memory or crash, remembered per setup).
 // - A heartbeat thread renews the worker's leases at the interval the coordinator asked
-//   for, so a long measurement keeps its lease.
+//   for, so a long measurement keeps its lease. The coordinator holds each heartbeat call
+//   open up to the interval and the next follows at once: when this process dies the
+//   transport cancels the open call, and its jobs go to other workers at once.
 // - Photos are cached under CACHE/images/<sha256>, written to a temporary file and
 //   renamed, and checked against their hash when fetched and when read back; the
 //   children cache reference outputs under CACHE/references (reference_cache.h).

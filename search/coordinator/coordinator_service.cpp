@@ -2,6 +2,7 @@
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <cmath>
@@ -27,6 +28,9 @@ namespace {
 
 using std::chrono::duration;
 using std::chrono::milliseconds;
+
+/// How often a held heartbeat looks whether its call was cancelled.
+constexpr milliseconds kHeldCallPoll{20};
 
 // The failure kinds results are stored with (storage/README.md).
 std::string read_file_bytes(const std::string& path) {
@@ -332,13 +336,56 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
   // A long poll the worker gave up on (its deadline passed, it went away) cannot deliver
   // its jobs: give them back now rather than when their leases run out. The deadline is
   // checked too: IsCancelled() learns of an expired call only when gRPC has processed it.
-  const bool gone = context.IsCancelled() || std::chrono::system_clock::now() >= context.deadline();
+  const bool expired = std::chrono::system_clock::now() >= context.deadline();
+  if (context.IsCancelled() && !expired) {
+    // Cancelled by the transport (the worker died, its connection broke): it will not
+    // measure what it holds either.
+    pool_.worker_gone(request.worker_id());
+    return {grpc::StatusCode::CANCELLED, "the call was cancelled; the worker's jobs went back"};
+  }
+  const bool gone = context.IsCancelled() || expired;
   if (gone && response->jobs_size() > 0) {
     std::vector<std::string> ids;
     for (const proto::Job& job : response->jobs()) ids.push_back(job.job_id());
     pool_.give_back(request.worker_id(), ids);
     return {grpc::StatusCode::CANCELLED, "the call was cancelled; its jobs went back"};
   }
+  return grpc::Status::OK;
+}
+
+grpc::Status CoordinatorService::held_heartbeat(const grpc::ServerContextBase& context,
+                                                const proto::HeartbeatRequest& request,
+                                                proto::HeartbeatResponse* response) {
+  const std::string& worker = request.worker_id();
+  if (!pool_.heartbeat(worker)) {
+    response->set_known(false);
+    return grpc::Status::OK;
+  }
+  const double asked = request.hold_seconds();
+  const milliseconds cap = milliseconds(options_.pool.heartbeat_timeout / 3);
+  const milliseconds hold =
+      std::isfinite(asked) && asked > 0
+          ? std::min(cap, milliseconds(int64_t(std::min(asked, 3600.0) * 1000)))
+          : milliseconds(0);
+  const auto end = std::chrono::steady_clock::now() + hold;
+  while (std::chrono::steady_clock::now() < end && !context.IsCancelled() &&
+         !pool_.is_shut_down()) {
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+        kHeldCallPoll, end - std::chrono::steady_clock::now()));
+  }
+  // Cancelled before its deadline: not the worker's own time limit but the transport (the
+  // process died, the connection broke) or the worker quitting. Either way it will not
+  // report what it holds; a worker that is in fact alive is heard from again and its
+  // results are still taken if first.
+  if (context.IsCancelled()) {
+    if (std::chrono::system_clock::now() < context.deadline()) {
+      const int back = pool_.worker_gone(worker);
+      spdlog::info("worker {} is gone (its heartbeat call was cancelled); {} job(s) went back",
+                   worker, back);
+    }
+    return {grpc::StatusCode::CANCELLED, "the call was cancelled"};
+  }
+  response->set_known(pool_.heartbeat(worker));
   return grpc::Status::OK;
 }
 
@@ -449,6 +496,7 @@ grpc::Status CoordinatorService::list_workers(proto::ListWorkersResponse* respon
   response->set_jobs_completed(snapshot.counters.completed);
   response->set_jobs_redispatched(snapshot.counters.redispatched);
   response->set_duplicate_results(snapshot.counters.duplicates);
+  response->set_shared_results(snapshot.counters.shared);
   return grpc::Status::OK;
 }
 
@@ -468,15 +516,6 @@ Raw CoordinatorService::ReportResults(RawContext* c, const grpc::ByteBuffer* in,
   return serve_raw<proto::ReportResultsRequest, proto::ReportResultsResponse>(
       c, options_.token, in, out,
       [&](const auto& request, auto* response) { return report_results(request, response); });
-}
-
-Raw CoordinatorService::Heartbeat(RawContext* c, const grpc::ByteBuffer* in,
-                                  grpc::ByteBuffer* out) {
-  return serve_raw<proto::HeartbeatRequest, proto::HeartbeatResponse>(
-      c, options_.token, in, out, [&](const auto& request, auto* response) {
-        response->set_known(pool_.heartbeat(request.worker_id()));
-        return grpc::Status::OK;
-      });
 }
 
 Raw CoordinatorService::GetSetup(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
@@ -537,6 +576,31 @@ Raw CoordinatorService::LeaseJobs(RawContext* c, const grpc::ByteBuffer* in,
     };
     reactor->Finish(
         answer_raw<proto::LeaseJobsRequest, proto::LeaseJobsResponse>(*request, out, call));
+  });
+  return reactor;
+}
+
+// Answered at once when not held; held on a thread of ours.
+Raw CoordinatorService::Heartbeat(RawContext* c, const grpc::ByteBuffer* in,
+                                  grpc::ByteBuffer* out) {
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  auto request = std::make_shared<proto::HeartbeatRequest>();
+  if (grpc::Status st = parse_raw(*c, options_.token, *in, request.get()); !st.ok()) {
+    reactor->Finish(st);
+    return reactor;
+  }
+  auto call = [this, c](const proto::HeartbeatRequest& r, proto::HeartbeatResponse* response) {
+    return held_heartbeat(*c, r, response);
+  };
+  const double hold = request->hold_seconds();
+  if (!(std::isfinite(hold) && hold > 0)) {
+    reactor->Finish(
+        answer_raw<proto::HeartbeatRequest, proto::HeartbeatResponse>(*request, out, call));
+    return reactor;
+  }
+  start_thread([reactor, request, out, call] {
+    reactor->Finish(
+        answer_raw<proto::HeartbeatRequest, proto::HeartbeatResponse>(*request, out, call));
   });
   return reactor;
 }

@@ -148,6 +148,11 @@ class CoordinatorService final : public CoordinatorServiceBase {
   grpc::Status lease_jobs(const grpc::ServerContextBase& context,
                           const proto::LeaseJobsRequest& request,
                           proto::LeaseJobsResponse* response);
+  /// A heartbeat, held up to its hold_seconds (at most the heartbeat interval) while the
+  /// call stays open; a call the transport cancels meanwhile is the worker gone.
+  grpc::Status held_heartbeat(const grpc::ServerContextBase& context,
+                              const proto::HeartbeatRequest& request,
+                              proto::HeartbeatResponse* response);
   /// Runs `work` on a thread of its own, counted so that the destructor waits for it.
   void start_thread(std::function<void()> work);
 

@@ -1,5 +1,6 @@
 #include "search/coordinator/remote_evaluator.h"
 
+#include <cstdio>
 #include <optional>
 #include <unordered_set>
 
@@ -19,6 +20,16 @@ std::string RemoteEvaluator::job_id(int64_t run_id, const std::string& setup_id,
          sha256_hex(setup_id + "\n" + schedule).substr(0, 24);
 }
 
+std::string RemoteEvaluator::job_key(const std::string& setup_id, const std::string& target,
+                                     const std::string& split, const std::string& schedule,
+                                     double give_up_ms) {
+  // Each part on a line of its own (only the schedule may hold newlines, and it is last);
+  // the give-up time exactly (a hexadecimal float).
+  char give_up[32];
+  std::snprintf(give_up, sizeof give_up, "%a", give_up_ms);
+  return sha256_hex(setup_id + "\n" + target + "\n" + split + "\n" + give_up + "\n" + schedule);
+}
+
 std::vector<workers::EvaluationResult> RemoteEvaluator::evaluate(
     const std::vector<std::string>& schedules, const std::string& split, double give_up_ms) {
   if (schedules.empty()) return {};
@@ -36,6 +47,7 @@ std::vector<workers::EvaluationResult> RemoteEvaluator::evaluate(
     job.split = split;
     job.schedule = schedule;
     job.give_up_ms = give_up_ms;
+    job.key = job_key(setup_id_, target_, split, schedule, give_up_ms);
     jobs.push_back(std::move(job));
   }
   pool_.submit(run, jobs);
@@ -48,6 +60,7 @@ std::vector<workers::EvaluationResult> RemoteEvaluator::evaluate(
   std::string host;
   for (const std::optional<coordinator::JobResult>& r : reply.results) {
     out.push_back(r->result);
+    out.back().shared = r->shared;
     if (host.empty())
       host = r->host;
     else if (host != r->host)

@@ -8,6 +8,10 @@
 // measured again. (A worker's result of a job leased before a coordinator restart is not
 // taken: the new pool never leased it to that worker, so the job is measured again. What
 // the run had committed before the restart answers from SQLite and is never re-submitted.)
+//
+// Each job also has a content key, job_key(), free of the run: runs of the same setup and
+// target asking for the same schedule (with the same give-up time) share one measurement
+// (WorkerPool), and the results that came from another run's job are marked `shared`.
 #pragma once
 
 #include <atomic>
@@ -57,6 +61,12 @@ class RemoteEvaluator : public workers::Evaluator {
   std::string host() const override { return host_; }
   std::string target() const override { return target_; }
 
+  /// What determines a job's result, whichever run asks: the setup (its id hashes the
+  /// pipeline source and IR, params, photos by SHA-256 and split, runs and threads), the
+  /// target, the split, the schedule text and the give-up time.
+  static std::string job_key(const std::string& setup_id, const std::string& target,
+                             const std::string& split, const std::string& schedule,
+                             double give_up_ms);
   /// "RUN/SPLIT/HASH": the stable id of a candidate's job.
   static std::string job_id(int64_t run_id, const std::string& setup_id, const std::string& split,
                             const std::string& schedule);

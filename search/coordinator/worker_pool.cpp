@@ -177,12 +177,24 @@ ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string
   drop_lease(*job);
   job->result = JobResult{result, worker_id, w->info.capabilities.host};
   set_state(*job, JobState::Done);
+  share_result(*job);
   ++w->info.jobs_completed;
   results_cv_.notify_all();
   return ReportOutcome::Accepted;
 }
 
 // ---- runs ----
+
+int WorkerPool::worker_gone(const std::string& worker_id) {
+  std::lock_guard lock(mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return 0;
+  Worker& w = it->second;
+  w.info.lost = true;
+  std::vector<Job*> ended;
+  for (const std::string& job_id : w.leases) ended.push_back(&jobs_.at(job_id));
+  return requeue(std::move(ended));
+}
 
 int WorkerPool::give_back(const std::string& worker_id, const std::vector<std::string>& job_ids) {
   std::lock_guard lock(mu_);
@@ -212,6 +224,17 @@ int WorkerPool::submit(const std::string& run_id, const std::vector<PoolJob>& jo
       continue;
     }
     job.state = JobState::Cancelled;  // counted by set_state from "nowhere"
+    // Another job of the key is measured for this one, or was.
+    auto leader_id = pj.key.empty() ? leaders_.end() : leaders_.find(pj.key);
+    if (leader_id != leaders_.end()) {
+      Job& leader = jobs_.at(leader_id->second);
+      job.leader = leader.job.id;
+      leader.followers.push_back(pj.id);
+      set_state(job, JobState::Following);
+      if (leader.state == JobState::Done) share_result(leader);
+      continue;
+    }
+    if (!pj.key.empty()) leaders_[pj.key] = pj.id;
     set_state(job, JobState::Queued);
     enqueue_back(job);
     ++queued;
@@ -278,9 +301,11 @@ void WorkerPool::cancel_run(const std::string& run_id) {
   for (const std::string& id : run.jobs) {
     Job& job = jobs_.at(id);
     if (job.state == JobState::Queued) unqueue(job);
-    if (job.state == JobState::Queued || job.state == JobState::Leased) {
+    if (job.state == JobState::Queued || job.state == JobState::Leased ||
+        job.state == JobState::Following) {
       drop_lease(job);
       set_state(job, JobState::Cancelled);
+      hand_over(job);
     }
   }
   results_cv_.notify_all();
@@ -295,6 +320,7 @@ void WorkerPool::release_run(const std::string& run_id) {
     if (job.state == JobState::Queued) unqueue(job);
     drop_lease(job);
     if (job.state != JobState::Done) set_state(job, JobState::Cancelled);  // the gauges
+    hand_over(job);
     jobs_.erase(id);
   }
   runs_.erase(it);
@@ -342,6 +368,11 @@ void WorkerPool::shut_down() {
   shut_down_ = true;
   jobs_cv_.notify_all();
   results_cv_.notify_all();
+}
+
+bool WorkerPool::is_shut_down() {
+  std::lock_guard lock(mu_);
+  return shut_down_;
 }
 
 // ---- internals (mu_ held) ----
@@ -394,6 +425,10 @@ void WorkerPool::set_state(Job& job, JobState state) {
   if (state == JobState::Done) {
     ++counters_.completed;
     ++run.completed;
+    if (job.result && job.result->shared) {
+      ++counters_.shared;
+      ++run.shared;
+    }
   }
   job.state = state;
 }
@@ -412,15 +447,63 @@ int WorkerPool::requeue(std::vector<Job*> jobs) {
   for (Job* job : jobs) {
     drop_lease(*job);
     set_state(*job, JobState::Queued);
-    TargetQueue& tq = queues_[job->job.target];
-    auto [it, inserted] = tq.by_run.try_emplace(job->job.run_id);
-    if (inserted) tq.rotation.push_back(job->job.run_id);
-    it->second.push_front(job->job.id);
+    enqueue_front(*job);
     ++counters_.redispatched;
     ++runs_.at(job->job.run_id).counters.redispatched;
   }
   jobs_cv_.notify_all();
   return int(jobs.size());
+}
+
+void WorkerPool::enqueue_front(Job& job) {
+  TargetQueue& tq = queues_[job.job.target];
+  auto [it, inserted] = tq.by_run.try_emplace(job.job.run_id);
+  if (inserted) tq.rotation.push_back(job.job.run_id);
+  it->second.push_front(job.job.id);
+}
+
+void WorkerPool::share_result(Job& leader) {
+  for (const std::string& id : leader.followers) {
+    Job* f = find_job(id);
+    if (!f || f->leader != leader.job.id || f->state != JobState::Following) continue;
+    f->result = leader.result;
+    f->result->shared = true;
+    set_state(*f, JobState::Done);
+  }
+  results_cv_.notify_all();
+}
+
+void WorkerPool::hand_over(Job& leader) {
+  auto key = leader.job.key.empty() ? leaders_.end() : leaders_.find(leader.job.key);
+  if (key == leaders_.end() || key->second != leader.job.id) return;
+  // The heir: the first follower still following, or one that has the leader's result.
+  // A follower cancelled or released is passed over (its run is gone or going).
+  Job* heir = nullptr;
+  std::vector<std::string> rest;
+  std::unordered_set<std::string> seen;  // an id released and submitted again is listed twice
+  for (const std::string& id : leader.followers) {
+    Job* f = find_job(id);
+    if (!f || f == &leader || f->leader != leader.job.id || !seen.insert(id).second) continue;
+    if (f->state != JobState::Following && f->state != JobState::Done) continue;
+    if (!heir)
+      heir = f;
+    else
+      rest.push_back(id);
+  }
+  leader.followers.clear();
+  if (!heir) {
+    leaders_.erase(key);
+    return;
+  }
+  key->second = heir->job.id;
+  heir->leader.clear();
+  for (const std::string& id : rest) jobs_.at(id).leader = heir->job.id;
+  heir->followers = std::move(rest);
+  if (heir->state == JobState::Following) {
+    set_state(*heir, JobState::Queued);
+    enqueue_front(*heir);
+    jobs_cv_.notify_all();
+  }
 }
 
 void WorkerPool::unqueue(const Job& job) {

@@ -5,12 +5,19 @@
 // - Jobs go only to workers whose target key equals the job's.
 // - A lease lasts `lease_duration` from when it is handed out or last renewed (by the
 //   worker's heartbeat). A lease that passes its deadline, or whose worker is not heard
-//   from for `heartbeat_timeout`, ends: its job goes back to the front of its run's queue
-//   and is counted as re-dispatched.
+//   from for `heartbeat_timeout`, or that is gone (worker_gone(): the service saw a call of
+//   its cancelled by the transport), ends: its job goes back to the front of its run's
+//   queue and is counted as re-dispatched.
 // - Results are idempotent by job id: the first result of a job is kept, every later one
 //   (a duplicate, or the late result of an expired lease) changes nothing.
 // - Runs share the workers fairly: per target, jobs are handed out round-robin across the
 //   runs that have some queued, FIFO within a run.
+// - Runs share measurements: jobs of the same non-empty `key` (the same evaluation, of
+//   whichever run) are measured once. The first queued is the key's leader; a later one
+//   becomes its follower and gets the leader's result when it arrives (marked `shared`),
+//   or at once when the leader has it already. A leader cancelled or released before its
+//   result hands the key to its first live follower, which is queued in its place: no
+//   follower is lost or left waiting for a job that will never be measured.
 //
 // Time: leases and heartbeats are judged by the injected clock, so tests drive expiry
 // without sleeping. Expiry is checked by expire_leases() (the service calls it
@@ -60,6 +67,9 @@ struct PoolJob {
   std::string split;   // "train", "test"
   std::string schedule;
   double give_up_ms = 0;
+  /// What determines the result (RemoteEvaluator::job_key): jobs of equal keys are
+  /// measured once and share the result. Empty: never shared.
+  std::string key;
 };
 
 struct Lease {
@@ -90,6 +100,9 @@ struct JobResult {
   workers::EvaluationResult result;
   std::string worker_id;
   std::string host;
+  /// The result of another job of the same key (another run's measurement), not one made
+  /// for this job.
+  bool shared = false;
 };
 
 enum class AwaitStatus {
@@ -125,6 +138,7 @@ struct PoolCounters {
   int64_t completed = 0;     // accepted results
   int64_t redispatched = 0;  // leases ended without a result, job queued again
   int64_t duplicates = 0;    // reports of jobs that already had a result
+  int64_t shared = 0;        // results taken from another job of the same key (in completed)
 };
 
 struct PoolSnapshot {
@@ -154,6 +168,11 @@ class WorkerPool {
   /// blocks up to `wait` until at least one is available (a long poll).
   LeaseReply lease(const std::string& worker_id, int max_jobs,
                    std::chrono::steady_clock::duration wait = {});
+  /// The worker is gone (its process died or its connection broke: a call of its was
+  /// cancelled by the transport): it is lost at once, its leases end and their jobs go back
+  /// to the front of their queues. Heard from again, it is not lost any more (its results
+  /// of jobs still without one are taken as ever). Returns how many jobs went back.
+  int worker_gone(const std::string& worker_id);
   /// Ends the worker's leases of `job_ids` at once, their jobs back at the front of their
   /// queues: for jobs leased to a call that could not deliver them (the worker's long
   /// poll was cancelled), which would otherwise wait for the lease to run out. Jobs the
@@ -171,8 +190,9 @@ class WorkerPool {
 
   /// Queues the jobs of a run (each job's run_id is set to `run_id`). An id that already
   /// has a result is not queued again (await returns its result at once); an id queued or
-  /// leased is left as it is; jobs of a cancelled run are cancelled at once. Returns how
-  /// many were queued.
+  /// leased is left as it is; jobs of a cancelled run are cancelled at once. A job whose
+  /// key another job holds follows it (the class comment). Returns how many were queued
+  /// (followers not counted).
   int submit(const std::string& run_id, const std::vector<PoolJob>& jobs);
   /// Blocks until every job has a result, `*cancel` is set (checked every cancel_poll),
   /// a job is cancelled or unknown, or `timeout` passes (real time; max(): none).
@@ -200,13 +220,17 @@ class WorkerPool {
   /// Wakes every blocked call; from now on lease() hands out nothing and await() returns
   /// Cancelled at once. For draining on SIGTERM and before destruction.
   void shut_down();
+  bool is_shut_down();
 
  private:
   using TimePoint = std::chrono::steady_clock::time_point;
-  enum class JobState { Queued, Leased, Done, Cancelled };
+  /// Following: waits for the result of its key's leader, neither queued nor leased.
+  enum class JobState { Queued, Leased, Following, Done, Cancelled };
 
   struct Job {
     PoolJob job;
+    std::string leader;                  // Following: the job measured for it
+    std::vector<std::string> followers;  // the key's leader: jobs that may follow it
     uint64_t seq = 0;  // submission order, to keep FIFO when several go back at once
     JobState state = JobState::Queued;
     std::string holder;                // Leased: the worker holding the lease
@@ -243,7 +267,8 @@ class WorkerPool {
   std::vector<std::string> worker_order_;  // registration order
   std::unordered_map<std::string, Job> jobs_;
   std::unordered_map<std::string, Run> runs_;
-  std::unordered_map<std::string, TargetQueue> queues_;  // by target
+  std::unordered_map<std::string, TargetQueue> queues_;   // by target
+  std::unordered_map<std::string, std::string> leaders_;  // job id by key
   PoolCounters counters_;
 
   // All below run with mu_ held.
@@ -253,10 +278,17 @@ class WorkerPool {
   Worker* touch(const std::string& worker_id, TimePoint now);
   void set_state(Job& job, JobState state);
   void enqueue_back(Job& job);
+  void enqueue_front(Job& job);
   /// Ends leases without a result: jobs to the front of their runs' queues, in
   /// submission order. Returns how many.
   int requeue(std::vector<Job*> jobs);
   void unqueue(const Job& job);
+  /// Gives the leader's result to its followers still following.
+  void share_result(Job& leader);
+  /// The leader is cancelled or released without a result (or released with one): its
+  /// first live follower takes the key over, queued at the front of its run's queue if it
+  /// has no result; with none the key is forgotten.
+  void hand_over(Job& leader);
   void drop_lease(Job& job);
   Job* find_job(const std::string& id);
 };

@@ -138,6 +138,16 @@ class ClusterTest : public CommandTest {
     return spawn(args, "worker" + std::to_string(++workers_));
   }
 
+  /// Starts two workers, one registered after the other, and returns the first (worker 0
+  /// in ListWorkers) once both are.
+  Process start_two_workers(const std::string& address, client::CoordinatorClient& c) {
+    Process first = start_worker(address);
+    EXPECT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
+    start_worker(address);
+    EXPECT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+    return first;
+  }
+
   client::CoordinatorClient client(const std::string& address, const std::string& token = "") {
     client::ClientOptions o;
     o.address = address;

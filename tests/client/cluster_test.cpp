@@ -150,10 +150,8 @@ TEST_F(ClusterTest, KilledCoordinatorRestartsAndTheRunResumes) {
 TEST_F(ClusterTest, KilledWorkersJobsAreRunElsewhere) {
   const std::string address = start_coordinator({"--lease", "4", "--heartbeat-timeout", "2"});
   auto c = client(address);
-  Process doomed = start_worker(address);
-  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
-  start_worker(address);
-  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+  Process doomed = start_two_workers(address, c);
+  ASSERT_EQ(c.workers().size(), 2u);
   const int64_t run = submit(address, 24);
   ASSERT_TRUE(freeze_while_busy(c, 0, doomed));
   kill_process(doomed, SIGKILL);  // with a job leased that it never reports
@@ -171,13 +169,84 @@ TEST_F(ClusterTest, KilledWorkersJobsAreRunElsewhere) {
   EXPECT_NE(read_file(coordinator_.err).find("went back to the queue"), std::string::npos);
 }
 
+// Runs of the same pipeline, photos and settings submitted together propose the same
+// schedules (the same seed): each evaluation is measured once, by one run's job, and the
+// other runs share its result (issue #25). SQLite says which links were measured.
+TEST_F(ClusterTest, ConcurrentRunsOfOneSetupMeasureEachEvaluationOnce) {
+  const std::string address = start_coordinator();
+  for (int i = 0; i < 2; ++i) start_worker(address);
+  auto c = client(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+  std::vector<int64_t> runs;
+  for (int i = 0; i < 4; ++i) runs.push_back(submit(address, 12, "--seed 5"));
+  for (int64_t run : runs) {
+    ASSERT_GT(run, 0);
+    EXPECT_EQ(wait_for_run(c, run, 180s), "done") << read_file(coordinator_.err);
+  }
+  for (int64_t run : runs) EXPECT_EQ(train_evaluations(run).size(), 12u) << "run " << run;
+
+  auto db = storage::Database::open(db_path());
+  std::map<int64_t, int> measured;  // evaluation id -> links that measured it
+  int links = 0, shared = 0;
+  for (int64_t run : runs) {
+    for (const storage::RunEvaluation& e : db->run_evaluations(run)) {
+      ++links;
+      EXPECT_TRUE(e.origin == "measured" || e.origin == "shared" || e.origin == "stored")
+          << e.origin;
+      measured[e.evaluation.id] += e.origin == "measured";
+      shared += e.origin == "shared";
+    }
+  }
+  int measurements = 0;
+  for (const auto& [id, n] : measured) {
+    EXPECT_EQ(n, 1) << "evaluation " << id << " measured " << n << " times";
+    measurements += n;
+  }
+  EXPECT_GT(shared, 0);
+  EXPECT_LT(measurements, links);
+  // The workers measured exactly that many jobs; the pool shared the rest.
+  const proto::ListWorkersResponse pool = c.pool_status();
+  int64_t completed = 0;
+  for (const proto::WorkerStatus& w : pool.workers()) completed += w.jobs_completed();
+  EXPECT_EQ(completed, measurements);
+  EXPECT_EQ(pool.duplicate_results(), 0);
+  EXPECT_GT(pool.shared_results(), 0);
+}
+
+// A worker killed while it holds a lease, under the default heartbeat timeout (30 s): its
+// open heartbeat call is cancelled by the transport, the coordinator takes it for gone at
+// once and its job goes to the other worker within seconds (issue #25).
+TEST_F(ClusterTest, AKilledWorkersJobIsRedispatchedWithinSecondsNotAtTheHeartbeatTimeout) {
+  const std::string address = start_coordinator();
+  auto c = client(address);
+  Process doomed = start_two_workers(address, c);
+  ASSERT_EQ(c.workers().size(), 2u);
+  const int64_t run = submit(address, 24);
+  ASSERT_TRUE(freeze_while_busy(c, 0, doomed));  // holding a lease it will never report
+  const int64_t before = c.pool_status().jobs_redispatched();
+  const auto killed = std::chrono::steady_clock::now();
+  kill_process(doomed, SIGKILL);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const proto::ListWorkersResponse s = c.pool_status();
+        return s.workers(0).lost() && s.jobs_redispatched() > before;
+      },
+      5s))
+      << read_file(coordinator_.err);
+  EXPECT_LT(std::chrono::steady_clock::now() - killed, 5s);
+  EXPECT_EQ(wait_for_run(c, run), "done") << read_file(coordinator_.err);
+  int failed = -1;
+  EXPECT_EQ(train_evaluations(run, &failed).size(), 24u);
+  EXPECT_EQ(failed, 0);
+  EXPECT_NE(read_file(coordinator_.err).find("is gone (its heartbeat call was cancelled)"),
+            std::string::npos);
+}
+
 TEST_F(ClusterTest, AWorkerStoppedPastItsLeaseChangesNothingWhenItComesBack) {
   const std::string address = start_coordinator({"--lease", "3", "--heartbeat-timeout", "2"});
   auto c = client(address);
-  Process sleeper = start_worker(address);
-  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
-  start_worker(address);
-  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+  Process sleeper = start_two_workers(address, c);
+  ASSERT_EQ(c.workers().size(), 2u);
   const int64_t run = submit(address, 20);
   ASSERT_TRUE(freeze_while_busy(c, 0, sleeper));
   // Past the lease and the heartbeat timeout its job goes back to the queue, and the other

@@ -178,7 +178,10 @@ TEST_F(StorageTest, EveryRecordRoundTripsThroughTheFile) {
     EvaluationRecord test = make_evaluation(f, "out.vectorize(x, 8)");
     test.key.split = "test";
     test.measurements = {{f.images[2].id, 3.0, 0.25, 50.0}};
-    batch = {{exact, 1, "reuse"}, {nan_output, 2, "genetic"}, {crash, 3, "hill"}, {test, 4, ""}};
+    batch = {{exact, 1, "reuse", "measured"},
+             {nan_output, 2, "genetic", "measured"},
+             {crash, 3, "hill", "measured"},
+             {test, 4, "", "measured"}};
     db->put_evaluations(run.id, batch);
     for (const RunEvaluation& item : batch) {
       EXPECT_GT(item.evaluation.id, 0);
@@ -275,7 +278,7 @@ TEST_F(StorageTest, NonFiniteDoublesAreStoredAsDocumented) {
     e.error = kInf;
     e.psnr = -kInf;
     e.time_ms = kNaN;
-    std::vector<RunEvaluation> batch = {{e, 0, ""}};
+    std::vector<RunEvaluation> batch = {{e, 0, "", "measured"}};
     db->put_evaluations(run, batch);
     id = batch[0].evaluation.id;
   }
@@ -355,7 +358,8 @@ TEST_F(StorageTest, EvaluationIsFoundByItsWholeKeyOnly) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
   int64_t run = db->create_run(make_run(f));
-  std::vector<RunEvaluation> batch = {{make_evaluation(f, "out.vectorize(x, 8)"), 0, "reuse"}};
+  std::vector<RunEvaluation> batch = {
+      {make_evaluation(f, "out.vectorize(x, 8)"), 0, "reuse", "measured"}};
   db->put_evaluations(run, batch);
   const EvaluationKey key = batch[0].evaluation.key;
 
@@ -387,10 +391,10 @@ TEST_F(StorageTest, SameKeyWithoutRemeasureKeepsTheStoredResult) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
   int64_t run = db->create_run(make_run(f));
-  std::vector<RunEvaluation> first = {{make_evaluation(f, "s", 2.0), 0, "genetic"}};
+  std::vector<RunEvaluation> first = {{make_evaluation(f, "s", 2.0), 0, "genetic", "measured"}};
   db->put_evaluations(run, first);
   // A duplicate result (or a cache hit passed through the batch) with other numbers.
-  std::vector<RunEvaluation> second = {{make_evaluation(f, "s", 9.0), 1, "hill"}};
+  std::vector<RunEvaluation> second = {{make_evaluation(f, "s", 9.0), 1, "hill", "measured"}};
   db->put_evaluations(run, second);
   expect_same(second[0].evaluation, first[0].evaluation);
   EXPECT_EQ(db->find_evaluation(first[0].evaluation.key)->time_ms, 2.0);
@@ -407,7 +411,7 @@ TEST_F(StorageTest, RemeasureReplacesValuesInPlace) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
   int64_t run = db->create_run(make_run(f));
-  std::vector<RunEvaluation> first = {{make_evaluation(f, "s", 2.0), 0, "genetic"}};
+  std::vector<RunEvaluation> first = {{make_evaluation(f, "s", 2.0), 0, "genetic", "measured"}};
   db->put_evaluations(run, first);
   const int64_t id = first[0].evaluation.id;
   db->set_run_baseline(run, id);
@@ -418,7 +422,7 @@ TEST_F(StorageTest, RemeasureReplacesValuesInPlace) {
   again.reason = "past the 10 s deadline";
   again.host = "worker-2";
   again.measurements = {{f.images[1].id, 5.0, 0.0, kInf}};
-  std::vector<RunEvaluation> second = {{again, 7, "hill"}};
+  std::vector<RunEvaluation> second = {{again, 7, "hill", "measured"}};
   db->put_evaluations(run, second, /*remeasure=*/true);
   EXPECT_EQ(second[0].evaluation.id, id);
 
@@ -453,8 +457,8 @@ TEST_F(StorageTest, ARemeasuredBatchLeavesItsCacheHitsAsStored) {
   int64_t run = db->create_run(make_run(f));
   EvaluationRecord cached = make_evaluation(f, "cached", 2.0);
   cached.measurements = {{f.images[0].id, 2.0, 0.5, 40.0}};
-  std::vector<RunEvaluation> first = {{cached, 0, "genetic"},
-                                      {make_evaluation(f, "again", 3.0), 1, "genetic"}};
+  std::vector<RunEvaluation> first = {{cached, 0, "genetic", "measured"},
+                                      {make_evaluation(f, "again", 3.0), 1, "genetic", "measured"}};
   db->put_evaluations(run, first);
   const EvaluationRecord before = *db->find_evaluation(first[0].evaluation.key);
   // Created in an earlier second, so that a rewrite would show in created_at.
@@ -462,8 +466,9 @@ TEST_F(StorageTest, ARemeasuredBatchLeavesItsCacheHitsAsStored) {
 
   // One batch of --remeasure: "again" measured anew (id 0), "cached" a record loaded
   // from the store (as the session passes a schedule it already measured in this process).
-  std::vector<RunEvaluation> second = {{*db->find_evaluation(first[0].evaluation.key), 2, "hill"},
-                                       {make_evaluation(f, "again", 7.0), 3, "hill"}};
+  std::vector<RunEvaluation> second = {
+      {*db->find_evaluation(first[0].evaluation.key), 2, "hill", "measured"},
+      {make_evaluation(f, "again", 7.0), 3, "hill", "measured"}};
   db->put_evaluations(run, second, /*remeasure=*/true);
 
   const EvaluationRecord kept = *db->find_evaluation(first[0].evaluation.key);
@@ -481,9 +486,9 @@ TEST_F(StorageTest, RunEvaluationsAreOrderedBySeqAndCachedOnesAreLinked) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
   int64_t run1 = db->create_run(make_run(f));
-  std::vector<RunEvaluation> batch = {{make_evaluation(f, "c"), 3, "hill"},
-                                      {make_evaluation(f, "a"), 1, "genetic"},
-                                      {make_evaluation(f, "b"), 2, "reuse"}};
+  std::vector<RunEvaluation> batch = {{make_evaluation(f, "c"), 3, "hill", "measured"},
+                                      {make_evaluation(f, "a"), 1, "genetic", "measured"},
+                                      {make_evaluation(f, "b"), 2, "reuse", "shared"}};
   db->put_evaluations(run1, batch);
   std::vector<RunEvaluation> linked = db->run_evaluations(run1);
   ASSERT_EQ(linked.size(), 3u);
@@ -492,6 +497,8 @@ TEST_F(StorageTest, RunEvaluationsAreOrderedBySeqAndCachedOnesAreLinked) {
   EXPECT_EQ(linked[2].evaluation.key.schedule, "c");
   EXPECT_EQ(linked[0].seq, 1);
   EXPECT_EQ(linked[2].strategy, "hill");
+  EXPECT_EQ(linked[0].origin, "measured");
+  EXPECT_EQ(linked[1].origin, "shared");
   EXPECT_EQ(linked[1].evaluation.measurements.size(), 2u);
 
   // A second run finds "b" in the cache and links it instead of measuring it.
@@ -500,7 +507,7 @@ TEST_F(StorageTest, RunEvaluationsAreOrderedBySeqAndCachedOnesAreLinked) {
   ASSERT_TRUE(cached);
   db->link_evaluation(run2, cached->id, 0, "genetic");
   db->link_evaluation(run2, cached->id, 5, "hill");  // already linked: left as it is
-  std::vector<RunEvaluation> fresh = {{make_evaluation(f, "d"), 1, "genetic"}};
+  std::vector<RunEvaluation> fresh = {{make_evaluation(f, "d"), 1, "genetic", "measured"}};
   db->put_evaluations(run2, fresh);
 
   std::vector<RunEvaluation> linked2 = db->run_evaluations(run2);
@@ -508,6 +515,7 @@ TEST_F(StorageTest, RunEvaluationsAreOrderedBySeqAndCachedOnesAreLinked) {
   EXPECT_EQ(linked2[0].evaluation.id, cached->id);
   EXPECT_EQ(linked2[0].seq, 0);
   EXPECT_EQ(linked2[0].strategy, "genetic");
+  EXPECT_EQ(linked2[0].origin, "stored");
   expect_same(linked2[0].evaluation, *cached);
   EXPECT_EQ(linked2[1].evaluation.key.schedule, "d");
   EXPECT_EQ(db->run_evaluations(run1).size(), 3u);
@@ -542,7 +550,8 @@ TEST_F(StorageTest, RunStateAndListing) {
   EvaluationRecord tested = make_evaluation(f, "a");
   tested.key.split = "test";
   tested.measurements.clear();
-  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, ""}, {tested, 1, "front"}};
+  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, "", "measured"},
+                                      {tested, 1, "front", "measured"}};
   db->put_evaluations(second, batch);
   std::vector<RunRecord> runs = db->list_runs();
   ASSERT_EQ(runs.size(), 2u);
@@ -601,10 +610,10 @@ TEST_F(StorageTest, DeletingARunKeepsItsEvaluations) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
   const int64_t run = db->create_run(make_run(f)), other = db->create_run(make_run(f));
-  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, ""},
-                                      {make_evaluation(f, "b"), 1, ""}};
+  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, "", "measured"},
+                                      {make_evaluation(f, "b"), 1, "", "measured"}};
   db->put_evaluations(run, batch);
-  std::vector<RunEvaluation> shared = {{make_evaluation(f, "a"), 0, ""}};
+  std::vector<RunEvaluation> shared = {{make_evaluation(f, "a"), 0, "", "measured"}};
   db->put_evaluations(other, shared);
   db->put_front(run, {{batch[0].evaluation.id, std::nullopt}});
   db->delete_run(run);
@@ -623,9 +632,9 @@ TEST_F(StorageTest, FrontIsReplacedAsAWhole) {
   Fixture f = fill(*db);
   int64_t run = db->create_run(make_run(f));
   int64_t other_run = db->create_run(make_run(f));
-  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, ""},
-                                      {make_evaluation(f, "b"), 1, ""},
-                                      {make_evaluation(f, "c"), 2, ""}};
+  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, "", "measured"},
+                                      {make_evaluation(f, "b"), 1, "", "measured"},
+                                      {make_evaluation(f, "c"), 2, "", "measured"}};
   db->put_evaluations(run, batch);
   int64_t a = batch[0].evaluation.id, b = batch[1].evaluation.id, c = batch[2].evaluation.id;
   db->put_front(run, {{a, std::nullopt}, {b, std::nullopt}, {c, std::nullopt}});
@@ -673,6 +682,7 @@ TEST_F(StorageTest, OldDatabaseIsMigratedOnOpen) {
   EXPECT_EQ(db->pragma("user_version"), std::to_string(kSchemaVersion));
   std::vector<RunEvaluation> linked = db->run_evaluations(1);
   ASSERT_EQ(linked.size(), 1u);
+  EXPECT_EQ(linked[0].origin, "");  // a link from before version 4
   EXPECT_EQ(linked[0].evaluation.key.schedule, "sched");
   EXPECT_EQ(linked[0].evaluation.time_ms, 3.5);
   ASSERT_EQ(linked[0].evaluation.measurements.size(), 1u);
@@ -740,9 +750,9 @@ TEST_F(StorageTest, FailedBatchRollsBackEntirely) {
   int64_t run = db->create_run(make_run(f));
   EvaluationRecord unknown_image = make_evaluation(f, "c");
   unknown_image.measurements.push_back({999999, 1, 1, 1});  // no such image
-  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, "genetic"},
-                                      {make_evaluation(f, "b"), 1, "genetic"},
-                                      {unknown_image, 2, "genetic"}};
+  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, "genetic", "measured"},
+                                      {make_evaluation(f, "b"), 1, "genetic", "measured"},
+                                      {unknown_image, 2, "genetic", "measured"}};
   try {
     db->put_evaluations(run, batch);
     FAIL() << "a measurement of an unknown image was stored";
@@ -757,7 +767,8 @@ TEST_F(StorageTest, FailedBatchRollsBackEntirely) {
   EvaluationRecord bad_status = make_evaluation(f, "b");
   // A value outside the enum writes a word ("?") that the schema's CHECK refuses.
   bad_status.status = static_cast<EvaluationStatus>(99);
-  std::vector<RunEvaluation> second = {{make_evaluation(f, "a"), 0, ""}, {bad_status, 1, ""}};
+  std::vector<RunEvaluation> second = {{make_evaluation(f, "a"), 0, "", "measured"},
+                                       {bad_status, 1, "", "measured"}};
   EXPECT_THROW(db->put_evaluations(run, second), StorageError);
 
   RawDb raw(path());
@@ -776,7 +787,7 @@ TEST_F(StorageTest, SecondConnectionReadsWhatTheFirstCommitted) {
   auto reader = Database::open(path());
   Fixture f = fill(*writer);
   int64_t run = writer->create_run(make_run(f));
-  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, ""}};
+  std::vector<RunEvaluation> batch = {{make_evaluation(f, "a"), 0, "", "measured"}};
   writer->put_evaluations(run, batch);
   // Both are open: the WAL is not checkpointed into the main file yet.
   EXPECT_TRUE(fs::exists(path() + "-wal"));
@@ -799,7 +810,8 @@ TEST_F(StorageTest, SecondProcessReadsWhatTheFirstCommitted) {
     int status = 1;
     try {
       auto own = Database::open(path());
-      std::vector<RunEvaluation> batch = {{make_evaluation(f, "from child"), 0, "child"}};
+      std::vector<RunEvaluation> batch = {
+          {make_evaluation(f, "from child"), 0, "child", "measured"}};
       own->put_evaluations(run, batch);
       own.reset();
       status = 0;

@@ -303,6 +303,20 @@ TEST_F(CoordinatorServiceTest, StableJobIdsAndSameSetupSameId) {
   workers::EvaluationSetup changed = setup_;
   changed.runs = 4;
   EXPECT_NE(other.add_setup(changed), setup_id_);
+  // The content key shared across runs: free of the run, but different when anything that
+  // determines the result is (the photos, params, pipeline, runs and threads are in the
+  // setup id).
+  const std::string key = RemoteEvaluator::job_key(setup_id_, "t", "train", "a", 20);
+  EXPECT_EQ(key, RemoteEvaluator::job_key(setup_id_, "t", "train", "a", 20));
+  changed.params["radius"] = 2;
+  for (const std::string& other_key :
+       {RemoteEvaluator::job_key(other.add_setup(changed), "t", "train", "a", 20),
+        RemoteEvaluator::job_key(setup_id_, "u", "train", "a", 20),
+        RemoteEvaluator::job_key(setup_id_, "t", "test", "a", 20),
+        RemoteEvaluator::job_key(setup_id_, "t", "train", "b", 20),
+        RemoteEvaluator::job_key(setup_id_, "t", "train", "a", 20.000001)}) {
+    EXPECT_NE(other_key, key);
+  }
   other_pool.shut_down();
 }
 
@@ -349,6 +363,47 @@ TEST_F(CoordinatorServiceTest, AJobLeasedToACancelledPollGoesBackAtOnce) {
   EXPECT_EQ(rr.accepted(), 1);
   ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
   EXPECT_EQ(pending.get().at(0).images.at(0).time_ms, 3.0);
+}
+
+// A heartbeat with hold_seconds is held open (up to the heartbeat interval) and answered
+// then; one cancelled before its deadline (the transport's doing when the worker dies) is
+// the worker gone: its leases end at once, not at the heartbeat timeout (30 s here).
+TEST_F(CoordinatorServiceTest, AHeldHeartbeatCancelledEndsTheWorkersLeasesAtOnce) {
+  const std::string worker = register_worker("hostA", kTarget);
+  proto::HeartbeatRequest req;
+  req.set_worker_id(worker);
+  req.set_hold_seconds(0.3);
+  proto::HeartbeatResponse resp;
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_TRUE(stub_->Heartbeat(ctx().get(), req, &resp).ok());
+  EXPECT_TRUE(resp.known());
+  EXPECT_GE(std::chrono::steady_clock::now() - start, 250ms);
+
+  RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
+  auto pending =
+      std::async(std::launch::async, [&] { return evaluator.evaluate({""}, "test", 0); });
+  ShutDownOnExit guard{*pool_};
+  ASSERT_EQ(lease(worker, 1).size(), 1u);
+  req.set_hold_seconds(60);  // capped at the interval, 10 s
+  std::unique_ptr<grpc::ClientContext> held = ctx();
+  auto cancel = std::async(std::launch::async, [&] {
+    std::this_thread::sleep_for(200ms);
+    held->TryCancel();
+  });
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(stub_->Heartbeat(held.get(), req, &resp).error_code(), grpc::StatusCode::CANCELLED);
+  cancel.get();
+  for (int i = 0; i < 200 && pool_->snapshot().counters.queued == 0; ++i)
+    std::this_thread::sleep_for(5ms);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_EQ(pool_->snapshot().counters.redispatched, 1);
+  EXPECT_TRUE(coordinator::info(pool_->snapshot(), worker).lost);
+  const std::string other = register_worker("hostB", kTarget);
+  std::vector<proto::Job> jobs = lease(other, 1);
+  ASSERT_EQ(jobs.size(), 1u);
+  proto::ReportResultsResponse rr;
+  ASSERT_TRUE(report(other, {ok_result(jobs[0].job_id(), 1, 3.0)}, &rr).ok());
+  ASSERT_EQ(pending.wait_for(10s), std::future_status::ready);
 }
 
 // Long polls run on threads of the service's: while many wait, every other call is
@@ -557,7 +612,8 @@ TEST_F(CoordinatorServiceTest, OversizeMessageIsRejectedAndServerStaysUp) {
 // sent to a worker: each becomes a failed result of its candidate, never a lost job.
 TEST_F(CoordinatorServiceTest, UnsendableJobsBecomeFailedResults) {
   RemoteEvaluator evaluator(*pool_, setup_id_, 7, kTarget);
-  RemoteEvaluator unbound(*pool_, setup_id_, 9, kTarget);
+  // (Of a setup of its own: jobs of one setup's runs share their results, WorkerPool.)
+  RemoteEvaluator unbound(*pool_, "s-unbound", 9, kTarget);
   auto pending = std::async(std::launch::async, [&] {
     return evaluator.evaluate({"nosuchfunc.parallel(y)\n", ""}, "test", 0);
   });

@@ -3,7 +3,9 @@
 // counted; a heartbeat renews leases; a worker lost by heartbeat timeout has its jobs
 // queued again; reports are idempotent (duplicate, late after a re-dispatch where the
 // first wins, unknown job, unknown worker, a worker that never held the job); runs share
-// a worker round-robin; completed ids are not queued again; cancel and release. Then many
+// a worker round-robin; completed ids are not queued again; cancel and release; jobs of one
+// key in several runs measured once, a follower queued when its leader is cancelled or
+// released; a worker gone ends its leases at once. Then many
 // threads leasing, dying and reporting while two runs await: every job ends with exactly
 // one stored result.
 #include "search/coordinator/worker_pool.h"
@@ -52,7 +54,8 @@ HostCapabilities caps(const std::string& host, const std::string& target) {
 std::vector<PoolJob> jobs(const std::string& prefix, int n, const std::string& target = kX86) {
   std::vector<PoolJob> v;
   for (int i = 0; i < n; ++i)
-    v.push_back({prefix + std::to_string(i), "", target, "train", "out.vectorize(x, 8)\n", 250});
+    v.push_back(
+        {prefix + std::to_string(i), "", target, "train", "out.vectorize(x, 8)\n", 250, ""});
   return v;
 }
 
@@ -522,6 +525,121 @@ TEST(WorkerPool, ReleaseForgetsAFinishedRun) {
   EXPECT_EQ(pool.await({"j0"}, nullptr, 10s).status, AwaitStatus::UnknownJob);
   EXPECT_TRUE(pool.lease(w, 5).leases.empty());
   EXPECT_EQ(pool.submit("r", jobs("j", 1)), 1);  // a fresh start
+}
+
+/// One job per run of the same evaluation: ids differ, the key is the same.
+PoolJob keyed(const std::string& id, const std::string& key) {
+  return {id, "", kX86, "train", "out.vectorize(x, 8)\n", 250, key};
+}
+
+TEST(WorkerPool, JobsOfOneKeyInSeveralRunsAreMeasuredOnceAndShareTheResult) {
+  FakeClock clock;
+  WorkerPool pool({}, clock.fn());
+  std::string w = pool.register_worker(caps("h", kX86));
+  EXPECT_EQ(pool.submit("r1", {keyed("1/a", "A"), keyed("1/b", "B")}), 2);
+  EXPECT_EQ(pool.submit("r2", {keyed("2/a", "A"), keyed("2/c", "C")}), 1);  // 2/a follows
+  EXPECT_EQ(pool.submit("r3", {keyed("3/a", "A")}), 0);
+  EXPECT_EQ(pool.snapshot().counters.queued, 3);
+  ASSERT_EQ(ids(pool.lease(w, 10)), (std::vector<std::string>{"1/a", "2/c", "1/b"}));
+
+  AwaitReply waited;
+  std::thread waiter([&] { waited = pool.await({"2/a", "3/a"}, nullptr, 10s); });
+  std::this_thread::sleep_for(20ms);
+  ASSERT_EQ(pool.report(w, "1/a", result(7.0)), ReportOutcome::Accepted);
+  waiter.join();
+  ASSERT_EQ(waited.status, AwaitStatus::Complete);
+  for (const auto& r : waited.results) {
+    EXPECT_EQ(r->result.time_ms, 7.0);
+    EXPECT_TRUE(r->shared);
+    EXPECT_EQ(r->worker_id, w);
+  }
+  EXPECT_FALSE(pool.await({"1/a"}, nullptr, 0s).results[0]->shared);
+  // A job of a key that has its result takes it at once; nothing is queued.
+  EXPECT_EQ(pool.submit("r4", {keyed("4/a", "A")}), 0);
+  AwaitReply now = pool.await({"4/a"}, nullptr, 0s);
+  EXPECT_EQ(now.status, AwaitStatus::Complete);
+  EXPECT_TRUE(now.results[0]->shared);
+  PoolCounters c = pool.snapshot().counters;
+  EXPECT_EQ(c.completed, 4);
+  EXPECT_EQ(c.shared, 3);
+  EXPECT_EQ(pool.run_counters("r2").shared, 1);
+  EXPECT_EQ(c.leased, 2);  // 1/b and 2/c: never shared with each other
+}
+
+TEST(WorkerPool, AFollowerIsQueuedWhenItsLeaderIsCancelledBeforeItsResult) {
+  FakeClock clock;
+  WorkerPool pool({}, clock.fn());
+  std::string w1 = pool.register_worker(caps("h1", kX86));
+  std::string w2 = pool.register_worker(caps("h2", kX86));
+  pool.submit("r1", {keyed("1/a", "A")});
+  pool.submit("r2", {keyed("2/a", "A")});
+  pool.submit("r3", {keyed("3/a", "A")});
+  ASSERT_EQ(ids(pool.lease(w1, 5)), (std::vector<std::string>{"1/a"}));
+  EXPECT_TRUE(pool.lease(w2, 5).leases.empty());  // the followers wait, unqueued
+
+  AwaitReply waited;
+  std::thread waiter([&] { waited = pool.await({"2/a", "3/a"}, nullptr, 10s); });
+  pool.cancel_run("r1");
+  // The first follower takes the key over and is queued; the other follows it.
+  ASSERT_EQ(ids(pool.lease(w2, 5)), (std::vector<std::string>{"2/a"}));
+  EXPECT_EQ(pool.report(w1, "1/a", result(1.0)), ReportOutcome::UnknownJob);
+  ASSERT_EQ(pool.report(w2, "2/a", result(2.0)), ReportOutcome::Accepted);
+  waiter.join();
+  ASSERT_EQ(waited.status, AwaitStatus::Complete);
+  EXPECT_FALSE(waited.results[0]->shared);
+  EXPECT_TRUE(waited.results[1]->shared);
+  EXPECT_EQ(waited.results[1]->result.time_ms, 2.0);
+}
+
+TEST(WorkerPool, AFollowerIsQueuedWhenItsLeadersRunIsReleasedOrCancelledWhileQueued) {
+  FakeClock clock;
+  WorkerPool pool({}, clock.fn());
+  std::string w = pool.register_worker(caps("h", kX86));
+  // Released with its leader leased: the follower is queued at the front of its run.
+  pool.submit("r1", {keyed("1/a", "A")});
+  pool.submit("r2", {keyed("2/x", "X"), keyed("2/a", "A")});
+  ASSERT_EQ(ids(pool.lease(w, 1)), (std::vector<std::string>{"1/a"}));
+  pool.release_run("r1");
+  EXPECT_EQ(ids(pool.lease(w, 5)), (std::vector<std::string>{"2/a", "2/x"}));
+  ASSERT_EQ(pool.report(w, "2/a", result(3.0)), ReportOutcome::Accepted);
+
+  // Cancelled with its leader queued, the followers' runs cancelled too: the key is
+  // forgotten, and the next job of it is measured.
+  pool.submit("r3", {keyed("3/b", "B")});
+  pool.submit("r4", {keyed("4/b", "B")});
+  pool.cancel_run("r4");
+  pool.cancel_run("r3");
+  EXPECT_EQ(pool.snapshot().counters.queued, 0);
+  EXPECT_EQ(pool.submit("r5", {keyed("5/b", "B")}), 1);
+
+  // Released after its result: a follower that has it keeps the key.
+  pool.submit("r6", {keyed("6/a", "A")});
+  pool.release_run("r2");
+  EXPECT_EQ(pool.submit("r7", {keyed("7/a", "A")}), 0);
+  AwaitReply now = pool.await({"6/a", "7/a"}, nullptr, 0s);
+  ASSERT_EQ(now.status, AwaitStatus::Complete);
+  EXPECT_EQ(now.results[1]->result.time_ms, 3.0);
+  // Released with no follower left: forgotten.
+  pool.release_run("r6");
+  pool.release_run("r7");
+  EXPECT_EQ(pool.submit("r8", {keyed("8/a", "A")}), 1);
+}
+
+TEST(WorkerPool, AWorkerGoneEndsItsLeasesAtOnce) {
+  FakeClock clock;
+  WorkerPool pool({}, clock.fn());
+  std::string w1 = pool.register_worker(caps("h1", kX86));
+  std::string w2 = pool.register_worker(caps("h2", kX86));
+  pool.submit("r", jobs("j", 3));
+  ASSERT_EQ(ids(pool.lease(w1, 2)), (std::vector<std::string>{"j0", "j1"}));
+  EXPECT_EQ(pool.worker_gone(w1), 2);
+  EXPECT_TRUE(info(pool.snapshot(), w1).lost);
+  EXPECT_EQ(ids(pool.lease(w2, 5)), (std::vector<std::string>{"j0", "j1", "j2"}));
+  EXPECT_EQ(pool.snapshot().counters.redispatched, 2);
+  EXPECT_EQ(pool.worker_gone("w99"), 0);
+  // Its late result still counts if first (it held a lease on the job).
+  EXPECT_EQ(pool.report(w1, "j1", result(1.0)), ReportOutcome::Accepted);
+  EXPECT_FALSE(info(pool.snapshot(), w1).lost);
 }
 
 // Workers lease and report from threads while a driver moves the clock; some die with
