@@ -442,6 +442,10 @@ class WorkerDaemon::Session {
   std::vector<proto::Job> lease(int max_jobs, std::string* leased_to) {
     const std::string id = current_worker();
     *leased_to = id;
+    // Forgotten since the turn began (the heartbeat learnt the coordinator restarted): the
+    // next turn registers; a lease under no id would only be refused (issue #25: the log
+    // said "does not know worker  (it restarted?)", with no id).
+    if (id.empty()) return {};
     proto::LeaseJobsRequest req;
     req.set_worker_id(id);
     req.set_max_jobs(max_jobs);
