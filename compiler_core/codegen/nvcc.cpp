@@ -9,11 +9,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <vector>
 
 #include "compiler_core/ir/error.h"
+#include "compiler_core/support/files.h"
 
 extern char** environ;
 
@@ -62,11 +62,6 @@ int run(const std::vector<std::string>& args, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
 }  // namespace
 
 std::string ptx_from_cuda_source(const std::string& cuda_source, const std::string& arch) {
@@ -95,7 +90,7 @@ std::string ptx_from_cuda_source(const std::string& cuda_source, const std::stri
       fs::remove_all(dir, ignored);
     }
   } remove{dir};
-  std::ofstream(dir / "kernels.cu") << cuda_source;
+  write_text_file((dir / "kernels.cu").string(), cuda_source);
   std::vector<std::string> args = {nvcc,
                                    "-ptx",
                                    "-std=c++17",
@@ -111,12 +106,15 @@ std::string ptx_from_cuda_source(const std::string& cuda_source, const std::stri
   if (!ccbin.empty()) args.insert(args.begin() + 1, {"-ccbin", ccbin});
   const int status = run(args, dir / "nvcc.log");
   if (status != 0) {
-    std::string log = read_file(dir / "nvcc.log");
+    const fs::path log_file = dir / "nvcc.log";  // absent when nvcc did not start
+    std::string log = fs::exists(log_file)
+                          ? read_text_file(log_file.string(), "nvcc's log", kNoFileSizeLimit)
+                          : std::string();
     if (log.size() > 4000) log = log.substr(0, 4000) + "\n...";
     throw UserError(nvcc + (status < 0 ? " did not run" : " failed") + " making PTX for " + arch +
                     (log.empty() ? std::string() : ":\n" + log));
   }
-  return read_file(dir / "kernels.ptx");
+  return read_text_file((dir / "kernels.ptx").string(), "nvcc's PTX", kNoFileSizeLimit);
 }
 
 }  // namespace stipple::codegen
