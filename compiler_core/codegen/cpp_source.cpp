@@ -177,9 +177,9 @@ const std::set<std::string>& reserved_names() {
       "wrap_sub", "wrap_mul", "floor_div", "euclid_mod", "float_mod", "min_of", "max_of", "abs_int",
       "saturating_cast", "round_even", "f16_from_bits", "f16_bits", "f16_round", "f32_round_odd",
       "pow2i", "exp_f32", "exp_f32_body", "clamp_index", "mirror_index", "outside",
-      "fits_kernel_index", "device_malloc", "domain_span", "median_key", "MedianValues",
-      "parallel_for", "parallel_depth", "thread_count", "i0", "i1", "i2", "i3", "i4", "i5", "i6",
-      "i7",
+      "fits_kernel_index", "span_elements", "device_malloc", "domain_span", "median_key",
+      "MedianValues", "parallel_for", "parallel_depth", "thread_count", "i0", "i1", "i2", "i3",
+      "i4", "i5", "i6", "i7",
       // Macros and names of the C library an identifier must not hide.
       "NULL", "EOF", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "errno", "assert", "unix", "linux",
       "i386", "math_errhandling", "FLT_EVAL_METHOD"};
@@ -1085,20 +1085,26 @@ constexpr const char* kDeviceMalloc = R"(
   return STIPPLE_ERROR_DEVICE;
 }
 
-// Kernels index in 32 bits, as Halide's do unless a target has large_buffers: 64-bit index
-// arithmetic costs a GPU several instructions a load, and made blur3x3 instruction-bound.
-// So each buffer a kernel reads or writes must span fewer than 2^31 elements (from its
-// least to its greatest indexed element); STIPPLE_ERROR_BUFFER_TOO_LARGE otherwise.
-[[maybe_unused]] bool fits_kernel_index(const stipple_buffer& b) {
-  int64_t span = 0;
+// The elements a buffer spans, from its least to its greatest indexed one (what a copy of
+// it moves): 0 when it has none, INT64_MAX when the count overflows.
+[[maybe_unused]] int64_t span_elements(const stipple_buffer& b) {
+  int64_t span = 1;
   for (int d = 0; d < b.dimensions; ++d) {
     const int64_t extent = b.dim[d].extent, stride = b.dim[d].stride;
-    if (extent <= 0) return true;  // no elements at all
+    if (extent <= 0) return 0;
     const int64_t step = stride < 0 ? -stride : stride;
-    if (step != 0 && extent - 1 > (INT32_MAX - span) / step) return false;
+    if (step != 0 && extent - 1 > (INT64_MAX - span) / step) return INT64_MAX;
     span += (extent - 1) * step;
   }
-  return true;
+  return span;
+}
+
+// Kernels index in 32 bits, as Halide's do unless a target has large_buffers: 64-bit index
+// arithmetic costs a GPU several instructions a load, and made blur3x3 instruction-bound.
+// So each buffer a kernel reads or writes must span at most 2^31 elements (its indices
+// from 0 to 2^31 - 1); STIPPLE_ERROR_BUFFER_TOO_LARGE otherwise.
+[[maybe_unused]] bool fits_kernel_index(const stipple_buffer& b) {
+  return span_elements(b) - 1 <= INT32_MAX;
 }
 )";
 
@@ -1166,13 +1172,7 @@ std::string CppGen::cuda_host_wrapper() const {
   size_t size[kBuffers] = {};
   int32_t status = STIPPLE_OK;
   for (int k = 0; k < kBuffers && status == STIPPLE_OK; ++k) {
-    int64_t span = 1;
-    for (int d = 0; d < dimensions[k]; ++d) {
-      const int64_t extent = buffers[k].dim[d].extent, stride = buffers[k].dim[d].stride;
-      span = extent <= 0 ? 0 : span + (extent - 1) * (stride < 0 ? -stride : stride);
-      if (span == 0) break;
-    }
-    size[k] = static_cast<size_t>(span * element_bytes[k]);
+    size[k] = static_cast<size_t>(span_elements(buffers[k]) * element_bytes[k]);
     device[k] = buffers[k];
     status = device_malloc(&memory[k], size[k] > 0 ? static_cast<int64_t>(size[k]) : 1);
     if (status == STIPPLE_OK && is_input[k] && size[k] > 0 &&
