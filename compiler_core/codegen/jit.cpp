@@ -50,8 +50,8 @@ T unwrap(llvm::Expected<T> v, const std::string& what) {
 }
 
 // Writes the symbols of every object the JIT loads to /tmp/perf-PID.map, the format perf
-// reads for JIT code. Debian's LLVM 14 is built without LLVM_USE_PERF, so its own
-// PerfJITEventListener is not there.
+// reads for JIT code, and each object to /tmp/perf-PID.N.o. Debian's LLVM 14 is built without
+// LLVM_USE_PERF, so its own PerfJITEventListener is not there.
 class PerfMapListener : public llvm::JITEventListener {
  public:
   void notifyObjectLoaded(ObjectKey, const llvm::object::ObjectFile& obj,
@@ -80,11 +80,20 @@ class PerfMapListener : public llvm::JITEventListener {
                    static_cast<unsigned long long>(size), name->str().c_str());
     }
     std::fflush(out_);
+    // perf cannot disassemble JIT code it has no file for: the object itself goes next to
+    // the map, so `objdump -d` of it gives the instructions at a symbol's offsets.
+    const std::string object =
+        "/tmp/perf-" + std::to_string(::getpid()) + "." + std::to_string(objects_++) + ".o";
+    if (std::FILE* f = std::fopen(object.c_str(), "wb")) {
+      std::fwrite(obj.getData().data(), 1, obj.getData().size(), f);
+      std::fclose(f);
+    }
   }
 
  private:
   std::mutex mutex_;
   std::FILE* out_ = nullptr;
+  int objects_ = 0;
 };
 
 }  // namespace
