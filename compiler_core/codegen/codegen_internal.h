@@ -225,8 +225,9 @@ class CodeGen {
   int reduction_depth_ = 0;             // reductions whose body is being emitted
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
   /// Vectors that are n / s plus a uniform offset, n advancing by one per lane and s a
-  /// constant from 2 to kMaxLaneDivisor (a read of grid samples at x / s): when lane 0 of
-  /// n is a multiple of s, lane l is lane 0 plus l / s (window_load).
+  /// constant from 2 to kMaxLaneDivisor (a read of grid samples at x / s, an upsampling):
+  /// lane l is lane 0 plus (phase + l) / s, where phase is lane 0's n modulo s
+  /// (window_load).
   struct LaneDivision {
     llvm::Value* numerator;
     int64_t divisor;
@@ -234,8 +235,8 @@ class CodeGen {
   std::unordered_map<llvm::Value*, LaneDivision> lane_divisions_;
   void record_lane_division(llvm::Value* result, llvm::Value* numerator, const Expr& divisor);
   /// A load of lanes whose dimension-0 coordinates are a LaneDivision (the others
-  /// uniform, no mask): when aligned, a masked load of the (lanes - 1) / s + 1 elements
-  /// they cover and a shuffle; otherwise a gather. nullptr when not such a load.
+  /// uniform, no mask): a masked load of the elements the lanes cover and a shuffle, one
+  /// per phase, chosen by a branch on the phase. nullptr when not such a load.
   llvm::Value* window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   /// Input reads known to lie inside the image where they are being emitted
   /// (versioned_for_input_rows, emit_partitioned_loop): read without a check.

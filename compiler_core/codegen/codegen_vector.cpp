@@ -281,16 +281,6 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
     if (coords[d]->getType()->isVectorTy()) return nullptr;
   }
   const int64_t s = div->second.divisor;
-  llvm::Value* n0 = b_.CreateExtractElement(div->second.numerator, uint64_t{0});
-  llvm::Value* aligned = b_.CreateICmpEQ(
-      b_.CreateSRem(n0, llvm::ConstantInt::get(n0->getType(), static_cast<uint64_t>(s))),
-      llvm::ConstantInt::get(n0->getType(), 0));
-  llvm::BasicBlock* fast = new_block("window.aligned");
-  llvm::BasicBlock* slow = new_block("window.gather");
-  llvm::BasicBlock* after = new_block("window.end");
-  b_.CreateCondBr(aligned, fast, slow);
-
-  b_.SetInsertPoint(fast);
   llvm::Type* et = memory_type(Type(buf.type));
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
@@ -299,30 +289,43 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
     if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
     lane0.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
   }
-  const int64_t window = (lanes_ - 1) / s + 1;
-  std::vector<llvm::Constant*> bits;
-  for (int i = 0; i < lanes_; ++i) bits.push_back(b_.getInt1(i < window));
   llvm::Value* p = b_.CreateBitCast(element_pointer(buf, lane0), vt->getPointerTo());
-  llvm::Value* loaded = b_.CreateMaskedLoad(vt, p, align, llvm::ConstantVector::get(bits),
-                                            llvm::Constant::getNullValue(vt));
-  std::vector<int> pick;
-  for (int i = 0; i < lanes_; ++i) pick.push_back(static_cast<int>(i / s));
-  llvm::Value* spread = b_.CreateShuffleVector(loaded, pick);
-  llvm::BasicBlock* fast_end = b_.GetInsertBlock();
-  b_.CreateBr(after);
-
-  b_.SetInsertPoint(slow);
-  llvm::Value* all = llvm::Constant::getAllOnesValue(
-      llvm::FixedVectorType::get(b_.getInt1Ty(), static_cast<unsigned>(lanes_)));
-  llvm::Value* gathered = b_.CreateMaskedGather(vt, lane_pointers(buf, coords), align, all,
-                                                llvm::Constant::getNullValue(vt));
-  llvm::BasicBlock* slow_end = b_.GetInsertBlock();
-  b_.CreateBr(after);
-
+  // The phase of lane 0's numerator n0 in its group of s (Euclidean, as floor division
+  // rounds): lane l reads element (phase + l) / s of the window that starts at lane 0's
+  // coordinate. Each phase has its own constant shuffle, so the loop branches on the
+  // phase; it is the same in every vector of a loop whose width is a multiple of s (the
+  // upsampling reads x / 2 and (x + 1) / 2 of a pyramid), so the branch is predicted.
+  // The window covers exactly the elements some lane reads, so nothing past the func's
+  // bounds is touched.
+  llvm::Value* n0 = b_.CreateExtractElement(div->second.numerator, uint64_t{0});
+  llvm::Constant* sv = llvm::ConstantInt::get(n0->getType(), static_cast<uint64_t>(s));
+  llvm::Value* rem = b_.CreateSRem(n0, sv);
+  llvm::Value* phase = b_.CreateSelect(
+      b_.CreateICmpSLT(rem, llvm::ConstantInt::get(n0->getType(), 0)), b_.CreateAdd(rem, sv), rem);
+  llvm::BasicBlock* after = new_block("window.end");
+  std::vector<llvm::BasicBlock*> blocks;
+  for (int64_t r = 0; r < s; ++r) blocks.push_back(new_block("window.phase"));
+  llvm::SwitchInst* sw = b_.CreateSwitch(phase, blocks[0], static_cast<unsigned>(s - 1));
+  for (int64_t r = 1; r < s; ++r) {
+    sw->addCase(llvm::ConstantInt::get(llvm::cast<llvm::IntegerType>(n0->getType()),
+                                       static_cast<uint64_t>(r)),
+                blocks[static_cast<size_t>(r)]);
+  }
   b_.SetInsertPoint(after);
-  llvm::PHINode* phi = b_.CreatePHI(vt, 2);
-  phi->addIncoming(spread, fast_end);
-  phi->addIncoming(gathered, slow_end);
+  llvm::PHINode* phi = b_.CreatePHI(vt, static_cast<unsigned>(s));
+  for (int64_t r = 0; r < s; ++r) {
+    b_.SetInsertPoint(blocks[static_cast<size_t>(r)]);
+    const int64_t window = (lanes_ - 1 + r) / s + 1;
+    std::vector<llvm::Constant*> bits;
+    for (int i = 0; i < lanes_; ++i) bits.push_back(b_.getInt1(i < window));
+    llvm::Value* loaded = b_.CreateMaskedLoad(vt, p, align, llvm::ConstantVector::get(bits),
+                                              llvm::Constant::getNullValue(vt));
+    std::vector<int> pick;
+    for (int i = 0; i < lanes_; ++i) pick.push_back(static_cast<int>((r + i) / s));
+    phi->addIncoming(b_.CreateShuffleVector(loaded, pick), b_.GetInsertBlock());
+    b_.CreateBr(after);
+  }
+  b_.SetInsertPoint(after);
   return phi;
 }
 
