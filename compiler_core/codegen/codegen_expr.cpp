@@ -264,13 +264,47 @@ llvm::Value* CodeGen::emit_cast(ScalarType from, ScalarType to, llvm::Value* v) 
     return b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   }
   if (is_float(from)) {
-    // Truncation towards zero, saturating, NaN to 0: exactly fpto[su]i.sat.
+    // Truncation towards zero, saturating, NaN to 0: exactly fpto[su]i.sat. LLVM 14's x86
+    // back end scalarises the vector form (a compare, a branch and a conversion per lane),
+    // so vectors clamp first and convert with the plain instruction (vcvttps2dq), which
+    // is exact once the value is in range.
+    if (v->getType()->isVectorTy()) return emit_saturating_vector_cast(to, v, ty);
     llvm::Intrinsic::ID id =
         is_signed(to) ? llvm::Intrinsic::fptosi_sat : llvm::Intrinsic::fptoui_sat;
     return b_.CreateIntrinsic(id, {ty, v->getType()}, {v});
   }
   // Integer to integer wraps: a wider target extends by the source's signedness.
   return is_signed(from) ? b_.CreateSExtOrTrunc(v, ty) : b_.CreateZExtOrTrunc(v, ty);
+}
+
+llvm::Value* CodeGen::emit_saturating_vector_cast(ScalarType to, llvm::Value* v, llvm::Type* ty) {
+  // The integer type's range as floats of v's type: lo is 0 or -2^(bits-1), exact in
+  // every float type; hi_f is the largest float not above the type's maximum (2^31 - 128
+  // for i32 from f32), so every float in [lo, hi_f] converts exactly, and anything above
+  // hi_f saturates to the maximum itself.
+  const unsigned bits = ty->getScalarSizeInBits();
+  const bool sign = is_signed(to);
+  const double lo = sign ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0;
+  const double hi = sign ? std::ldexp(1.0, static_cast<int>(bits) - 1) - 1
+                         : std::ldexp(1.0, static_cast<int>(bits)) - 1;
+  double hi_f = hi;
+  if (v->getType()->getScalarType()->isFloatTy()) {
+    float f = static_cast<float>(hi);
+    if (static_cast<double>(f) > hi) f = std::nextafter(f, 0.0f);
+    hi_f = f;
+  }
+  llvm::Value* lo_v = llvm::ConstantFP::get(v->getType(), lo);
+  llvm::Value* hi_v = llvm::ConstantFP::get(v->getType(), hi_f);
+  // NaN fails both comparisons and stays NaN here; its lane is replaced by 0 below, so the
+  // conversion's poison for it is never selected.
+  llvm::Value* clamped = b_.CreateSelect(b_.CreateFCmpOLT(v, lo_v), lo_v, v);
+  clamped = b_.CreateSelect(b_.CreateFCmpOGT(clamped, hi_v), hi_v, clamped);
+  llvm::Value* r = sign ? b_.CreateFPToSI(clamped, ty) : b_.CreateFPToUI(clamped, ty);
+  if (hi_f != hi) {
+    r = b_.CreateSelect(b_.CreateFCmpOGT(v, hi_v),
+                        llvm::ConstantInt::get(ty, static_cast<uint64_t>(hi)), r);
+  }
+  return b_.CreateSelect(b_.CreateFCmpUNO(v, v), llvm::Constant::getNullValue(ty), r);
 }
 
 llvm::Value* CodeGen::emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c) {

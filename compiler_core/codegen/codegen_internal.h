@@ -138,6 +138,9 @@ class CodeGen {
   // ---- expressions (codegen_expr.cpp)
   llvm::Value* emit(const Expr& e);
   llvm::Value* emit_cast(ScalarType from, ScalarType to, llvm::Value* v);
+  /// fpto[su]i.sat of a float vector v to the integer vector type ty, in vector
+  /// instructions (emit_cast).
+  llvm::Value* emit_saturating_vector_cast(ScalarType to, llvm::Value* v, llvm::Type* ty);
   // ---- f16 (codegen_f16.cpp): held as f32, converted at loads, stores and casts
   llvm::Value* f16_bits_to_f32(llvm::Value* h);
   llvm::Value* f32_to_f16_bits(llvm::Value* v);

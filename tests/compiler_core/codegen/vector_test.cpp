@@ -125,6 +125,40 @@ TEST(VectorMedian, ParamBoundsFallBackToTheScalarSelection) {
   EXPECT_NE(r.ir.find("stipple_median_f64"), std::string::npos);
 }
 
+TEST(VectorCast, FloatToIntegerSaturatesAndMapsNanToZeroInVectorInstructions) {
+  // Float to integer conversions truncate towards zero, saturate and take NaN to 0 (the
+  // evaluator's rule). Vector code clamps and converts with the plain instruction rather
+  // than the saturating intrinsic, which LLVM scalarises: every integer type, from f32 and
+  // f64, on values at and around each type's limits, both infinities and NaN.
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> values = {
+      nan,          -nan,     inf,           -inf,          0.0,          -0.0,
+      0.5,          -0.5,     -0.99,         1.99,          127.5,        128.0,
+      -128.5,       -129.0,   255.9,         256.0,         32767.5,      32768.0,
+      -32768.9,     -32769.0, 65535.9,       65536.0,       2147483520.0, 2147483647.0,
+      2147483648.0, 3e9,      -2147483648.0, -2147483904.0, 4294967040.0, 4294967295.0,
+      4294967296.0, 1e30,     -1e30,         7.25};
+  for (const char* from : {"f32", "f64"}) {
+    Buffer in(std::string(from) == "f32" ? ScalarType::Float32 : ScalarType::Float64,
+              {static_cast<int64_t>(values.size()), 1});
+    for (size_t i = 0; i < values.size(); ++i) in.set_flat(static_cast<int64_t>(i), values[i]);
+    for (const char* to : {"i8", "i16", "i32", "u8", "u16", "u32"}) {
+      const std::string src = std::string("pipeline c\ninput in : ") + from +
+                              "[x, y]\nfunc out(x, y) = " + to + "(in(x, y))\noutput out\n";
+      for (const char* sched : {"out.vectorize(x, 16)", "out.vectorize(x, 4)"}) {
+        Result r = run_both(src, sched, {{"in", in}}, {static_cast<int64_t>(values.size()), 1});
+        expect_same(r, std::string(from) + " to " + to + " under " + sched);
+        EXPECT_TRUE(r.ir.find("fptosi <") != std::string::npos ||
+                    r.ir.find("fptoui <") != std::string::npos)
+            << "the vector conversion is the plain instruction";
+        EXPECT_EQ(r.ir.find(".sat.v"), std::string::npos)
+            << from << " to " << to << ": a saturating vector intrinsic is scalarised";
+      }
+    }
+  }
+}
+
 TEST(VectorAccess, DenseStridedAndGatheredReadsWithEveryTail) {
   // x + 1 is dense, 2 * x strided, x / 3 and the data-dependent read gathered; the
   // output widths cover every tail length of 8-lane vectors.
