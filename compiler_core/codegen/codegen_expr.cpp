@@ -450,16 +450,14 @@ llvm::Value* CodeGen::emit_select(const Select* op) {
   llvm::Value* cond = emit(op->condition);
   const bool cheap = is_cheap(op->true_value) && is_cheap(op->false_value);
   if (cheap || cond->getType()->isVectorTy()) {
-    // A per-lane condition runs both sides, each with only its lanes active (their loads
-    // are masked), and blends.
-    llvm::Value* saved_mask = mask_;
-    llvm::Value* then_mask = cheap ? nullptr : masked_with(cond, false);
-    llvm::Value* else_mask = cheap ? nullptr : masked_with(cond, true);
-    if (!cheap) mask_ = then_mask;
+    // A per-lane condition runs both sides for every active lane and blends. That is safe:
+    // bounds inference gives a func the hull of both sides' reads, whatever the condition
+    // (CallWalker in lowering/bounds_inference.cpp), so each side's loads stay inside the
+    // func's buffer; input reads clamp to the image; nothing here traps or stores. Masking
+    // each side to its own lanes would turn the window loads of an upsampling's
+    // select(x % 2 == 0, f(x / 2), g(x / 2)) into gathers.
     llvm::Value* tv = emit(op->true_value);
-    if (!cheap) mask_ = else_mask;
     llvm::Value* fv = emit(op->false_value);
-    mask_ = saved_mask;
     if (cond->getType()->isVectorTy() || tv->getType()->isVectorTy() ||
         fv->getType()->isVectorTy()) {
       cond = widen(cond);

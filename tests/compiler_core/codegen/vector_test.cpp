@@ -159,6 +159,28 @@ TEST(VectorCast, FloatToIntegerSaturatesAndMapsNanToZeroInVectorInstructions) {
   }
 }
 
+TEST(VectorAccess, BothSidesOfAPerLaneSelectLoadWithoutMasks) {
+  // A select whose condition differs between lanes runs both sides for every active lane:
+  // bounds inference gives g the hull of both sides' reads, so neither side needs its
+  // loads masked, and an upsampling's select(x % 2 == 0, g(x / 2), ...) keeps its window
+  // loads (the guarded tail's masked copy still gathers). Values against the evaluator.
+  const std::string src =
+      "pipeline s\ninput in : f32[x, y]\nfunc g(x, y) = in(x, y) * 3.0 - f32(x)\n"
+      "func f(x, y) = select(x % 2 == 0, g(x / 2, y), 0.25 * g((x + 1) / 2, y)"
+      " + 0.75 * g(x / 2, y)) + select(x < 5, g(x + 7, y), g(x - 3, y) * 0.5)\n"
+      "func out(x, y) = f(x, y)\noutput out\n";
+  for (int64_t width : {8, 9, 13, 16, 40}) {
+    Buffer in(ScalarType::Float32, {width + 12, 3});
+    for (int64_t i = 0; i < in.element_count(); ++i) {
+      in.set_flat(i, static_cast<double>((i * 29) % 97) / 8);
+    }
+    Result r = run_both(src, "g.compute_root()\nf.compute_root().vectorize(x, 8)", {{"in", in}},
+                        {width, 3});
+    expect_same(r, "width " + std::to_string(width));
+    EXPECT_NE(r.ir.find("window.phase"), std::string::npos) << "width " << width;
+  }
+}
+
 TEST(VectorAccess, DenseStridedAndGatheredReadsWithEveryTail) {
   // x + 1 is dense, 2 * x strided, x / 3 and the data-dependent read gathered; the
   // output widths cover every tail length of 8-lane vectors.
