@@ -1,10 +1,12 @@
 // Interval arithmetic over IR expressions with concrete ends: the end algebra of the shared
-// rules (interval_rules.h) for double ends, and its casts, intrinsics and reductions.
+// rules (interval_rules.h) for double ends.
 #include "compiler_core/bounds/interval.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 
 #include "compiler_core/bounds/interval_rules.h"
 #include "compiler_core/ir/error.h"
@@ -43,123 +45,6 @@ Interval fit(Type t, Interval iv) {
                                               : std::numeric_limits<double>::max();
   double lo = widen_float_end(lower(iv.min), false), hi = widen_float_end(upper(iv.max), true);
   return {lo < -finite ? -kInf : lo, hi > finite ? kInf : hi, iv.may_be_nan};
-}
-
-/// `fit` for an operation whose real result is a value of a float type t: no widening.
-Interval exact(Type t, Interval iv) { return t.is_float() ? iv : fit(t, iv); }
-
-Interval abs_interval(const Interval& a) {
-  if (a.min >= 0) return a;
-  if (a.max <= 0) return {-a.max, -a.min, a.may_be_nan};
-  return {0, std::max(-a.min, a.max), a.may_be_nan};
-}
-
-Interval intrinsic_interval(const Call* op, IntervalScope& scope, const IntervalConstants& k) {
-  Interval a = interval_of(op->args[0], scope, k);
-  if (a.is_empty()) return Interval::nothing();
-  Type t = op->type;
-  bool nan = a.may_be_nan;
-  switch (op->intrinsic) {
-    case Intrinsic::Abs: return fit(t, abs_interval(a));
-    // Each is monotonic, so its ends are the ends' images, and exact: an integral value
-    // is never rounded, so no widening. Round is half to even, as the evaluator's
-    // (std::round, half away from zero, would move a lower end 2.5 to 3).
-    case Intrinsic::Floor: return exact(t, {std::floor(a.min), std::floor(a.max), nan});
-    case Intrinsic::Ceil: return exact(t, {std::ceil(a.min), std::ceil(a.max), nan});
-    case Intrinsic::Round: return exact(t, {std::nearbyint(a.min), std::nearbyint(a.max), nan});
-    case Intrinsic::Sqrt:
-      return fit(
-          t, {std::sqrt(std::max(a.min, 0.0)), std::sqrt(std::max(a.max, 0.0)), nan || a.min < 0});
-    case Intrinsic::Exp: return fit(t, {std::exp(a.min), std::exp(a.max), nan});
-    case Intrinsic::Log:
-      return fit(t, {a.min > 0 ? std::log(a.min) : -kInf, a.max > 0 ? std::log(a.max) : -kInf,
-                     nan || a.min < 0});
-    // The lowering cannot bound pow either; an index through pow must be clamped.
-    case Intrinsic::Pow: return Interval::everything();
-    case Intrinsic::Sin:
-    case Intrinsic::Cos: return {-1, 1, nan || has_infinite_end(a)};
-    case Intrinsic::Tan: return Interval::everything();  // poles, and the C library's tan
-    case Intrinsic::Tanh: return {-1, 1, nan};           // tanh(+-inf) is +-1
-    case Intrinsic::Atan2: {
-      // In [-pi, pi]; an f32 result may round past pi, so the ends are widened.
-      Interval x = interval_of(op->args[1], scope, k);
-      if (x.is_empty()) return Interval::nothing();
-      const double pi = 3.14159265358979323846;
-      return {widen_float_end(-pi, false), widen_float_end(pi, true), nan || x.may_be_nan};
-    }
-    case Intrinsic::Hypot: {
-      // max(|a|, |b|) <= hypot(a, b) <= hypot of the largest magnitudes (monotonic in
-      // each magnitude); fit widens the ends for rounding. hypot(inf, NaN) is inf.
-      Interval b = interval_of(op->args[1], scope, k);
-      if (b.is_empty()) return Interval::nothing();
-      Interval aa = abs_interval(a), ab = abs_interval(b);
-      return fit(t, {std::max(aa.min, ab.min), std::hypot(aa.max, ab.max), nan || b.may_be_nan});
-    }
-    case Intrinsic::Fma:
-      // The exact a * b + c lies in the interval of the real product plus c, and one
-      // rounding of it stays within the widened ends of that interval.
-      return interval_of(Add::make(Mul::make(op->args[0], op->args[1]), op->args[2]), scope, k);
-    case Intrinsic::None: break;
-  }
-  STIPPLE_INTERNAL_CHECK(false, "call of intrinsic None");
-  return Interval::everything();
-}
-
-Interval reduce_interval(const Reduce* op, IntervalScope& scope, const IntervalConstants& k) {
-  Type t = op->type;
-  Type body_type = op->body.type();
-  bool possibly_empty = false, always_empty = false;
-  std::vector<Interval> ranges;
-  for (const ReductionVariable& rv : op->domain) {
-    Interval lo = interval_of(rv.min, scope, k), hi = interval_of(rv.max, scope, k);
-    if (lo.max > hi.min) possibly_empty = true;
-    if (lo.min > hi.max) always_empty = true;
-    ranges.push_back({lo.min, hi.max, false});
-  }
-  Interval empty_value = Interval::point(empty_reduction_value(op->op, body_type));
-  if (always_empty) return empty_value;
-  for (size_t i = 0; i < ranges.size(); ++i) scope.emplace_back(op->domain[i].name, ranges[i]);
-  Interval body = interval_of(op->body, scope, k);
-  scope.resize(scope.size() - ranges.size());
-  double n = 1;
-  for (const Interval& r : ranges) n *= r.extent();
-  Interval r;
-  switch (op->op) {
-    case ReduceOp::Sum: {
-      double fewest = possibly_empty ? 0 : 1;  // terms
-      r = {lower(std::min(mul_endpoint(fewest, body.min), mul_endpoint(n, body.min))),
-           upper(std::max(mul_endpoint(fewest, body.max), mul_endpoint(n, body.max))),
-           body.may_be_nan || has_infinite_end(body)};
-      return fit(t, r);
-    }
-    case ReduceOp::Prod:
-      if (body.min >= 0 && body.max <= 1) return {0, 1, body.may_be_nan};
-      return Interval::of_type(t);
-    case ReduceOp::Minimum:
-    case ReduceOp::Maximum:
-    case ReduceOp::Median: r = body; break;
-    case ReduceOp::ArgMin: r = fit(Int32(), {0, n - 1, false}); break;
-  }
-  return possibly_empty ? r.union_with(empty_value) : r;
-}
-
-Interval cast_interval(const Cast* op, IntervalScope& scope, const IntervalConstants& k) {
-  Interval a = interval_of(op->value, scope, k);
-  if (a.is_empty()) return Interval::nothing();
-  Type from = op->value.type(), to = op->type;
-  if (to.is_bool()) return bool_interval();
-  if (to.is_int() && from.is_float()) {
-    Interval r =
-        Interval::point(static_cast<double>(float_to_int(to.code, a.min)))
-            .union_with(Interval::point(static_cast<double>(float_to_int(to.code, a.max))));
-    return a.may_be_nan ? r.union_with(Interval::point(0)) : r;
-  }
-  if (to.is_int() && int_cast_keeps_values(from, to)) return a;
-  if (to.is_f16()) {  // rounding to f16 is monotonic: the rounded ends
-    auto f16 = [](double v) { return static_cast<double>(round_to_f16(f64_to_f32_round_odd(v))); };
-    return {f16(a.min), f16(a.max), a.may_be_nan};
-  }
-  return fit(to, a);
 }
 
 }  // namespace
@@ -241,9 +126,6 @@ class ConcreteEnds {
   }
   void push(const std::string& name, Iv iv) { scope_.emplace_back(name, iv); }
   void pop() { scope_.pop_back(); }
-  Iv cast(const Cast* op) { return cast_interval(op, scope_, k_); }
-  Iv intrinsic(const Call* op) { return intrinsic_interval(op, scope_, k_); }
-  Iv reduce(const Reduce* op) { return reduce_interval(op, scope_, k_); }
 
   static Iv of_type(Type t) { return t.is_bool() ? bool_interval() : Interval::of_type(t); }
   static Iv nothing() { return Interval::nothing(); }
@@ -280,6 +162,48 @@ class ConcreteEnds {
   static double negate(double x) { return -x; }
   static double last_of(double count, double none) { return std::max(count - 1, none); }
   static bool is_nan(double v) { return std::isnan(v); }
+
+  static bool known_at_least(double x, double v) { return x >= v; }
+  static bool known_at_most(double x, double v) { return x <= v; }
+  static bool known_below(double x, double v) { return x < v; }
+  static bool may_be_nan(const Iv& a) { return a.may_be_nan; }
+  static bool known_nonempty(ReduceOp, const ReductionVariable&, const Iv& lo, const Iv& hi) {
+    return !(lo.max > hi.min);
+  }
+  // An infinite count too: the sum's ends are then infinite (or 0 for a body of 0).
+  static bool known_count(double) { return true; }
+  static bool bounds_abs(const Iv&) { return true; }
+  // An abs is widened as if rounded, and an integer one may wrap (abs(-2^31)).
+  static bool fits_magnitudes() { return true; }
+
+  static double to_int(Type t, double x, bool) {
+    return static_cast<double>(float_to_int(t.code, x));
+  }
+  static std::optional<double> to_f16(double x) {
+    return static_cast<double>(round_to_f16(f64_to_f32_round_odd(x)));
+  }
+  static double real(double x) { return x; }
+  static double image(Intrinsic f, double x, bool) {
+    switch (f) {
+      case Intrinsic::Floor: return std::floor(x);
+      case Intrinsic::Ceil: return std::ceil(x);
+      // Half to even, as the evaluator's (std::round, half away from zero, would move a
+      // lower end 2.5 to 3).
+      case Intrinsic::Round: return std::nearbyint(x);
+      case Intrinsic::Sqrt: return std::sqrt(std::max(x, 0.0));
+      case Intrinsic::Exp: return std::exp(x);
+      case Intrinsic::Log: return x > 0 ? std::log(x) : -kInf;  // not NaN below 0
+      default: break;
+    }
+    STIPPLE_INTERNAL_CHECK(false, std::string("image of ") + intrinsic_name(f));
+    return x;
+  }
+  static double hypot(double x, double y) { return std::hypot(x, y); }
+  static double extreme(Type t, bool up) { return up ? t.max_value() : t.min_value(); }
+  // No range is empty where the count is used (an empty one is the reduction's result).
+  static double times_extent(double n, const Iv& r) { return n * r.extent(); }
+  // 0 + x: a -0 end is 0.
+  static double one_term(double x) { return mul_endpoint(1, x); }
 
  private:
   IntervalScope& scope_;

@@ -10,23 +10,24 @@
 // known (and what) or unknown; a rule takes its exact branch when the answer is known and
 // the bound that holds for every value otherwise. Double ends always answer, so the
 // concrete engine stays as exact as before; Expr ends answer only what the lowering has
-// always decided (a constant divisor), so the bounds it generates are those it always
-// generated. The concrete engine also stays plain arithmetic (the reuse model calls it
-// in the inner loop of the search).
+// always decided (a constant divisor, a reduction domain with constant bounds), so the
+// bounds it generates are those it always generated. The concrete engine also stays plain
+// arithmetic (the reuse model calls it in the inner loop of the search).
 //
 // An algebra `A` provides (see interval.cpp and lowering/bounds_inference.cpp):
 //   using Iv (with `min`, `max`, `may_be_nan`) and End (the type of `min` and `max`);
 //   Iv of(const Expr&)                       the interval of a subexpression (recursion);
 //   Iv leaf(const Expr&)                     an immediate, param, input extent or variable;
 //   void push(const std::string&, Iv), pop() names bound by Let and Reduce;
-//   Iv cast(const Cast*), intrinsic(const Call*), reduce(const Reduce*);
 //   Iv of_type(Type), nothing(), constant(Type, double) (a point);
 //   Iv fit(Type, Iv)                         a real result made valid for the type (wrapping,
 //                                            float rounding);
-//   bool known_empty(const Iv&)              the operand is never evaluated;
+//   bool known_empty(const Iv&)              the operand is never evaluated (or a reduction
+//                                            variable's range is always empty);
 //   bool decides_wrapping(Type)              whether fit can tell that a u8, u16, i8 or i16
-//                                            result wraps (if not, such a result is the
-//                                            type's range, and a u32 value always is);
+//                                            result wraps (if not, such a result and an
+//                                            integer cast that may wrap are the type's range,
+//                                            and a u32 value always is);
 //   bool infinite_end(const Iv&)             an end is unbounded;
 //   optional<pair<double, double>> known_divisor(const Expr&, const Iv&);
 //   bool is_point(const Expr&, const Iv&)    the divisor is one value (maybe not known);
@@ -37,20 +38,46 @@
 //   End min_lower(x, y), max_upper(x, y)     hull ends (an unbounded end absorbs);
 //   End min_upper(x, y), max_lower(x, y)     Min's upper and Max's lower end (an unbounded
 //                                            end is ignored);
-//   End scale(x, c), product(x, y)           a product by a constant factor, and a corner
-//                                            (Expr ends fold the first only: the bounds stay
-//                                            the expressions the lowering always built);
+//   End scale(x, c), product(x, y)           a product by a constant factor or a count of
+//                                            terms, and a corner (Expr ends fold the first
+//                                            only: the bounds stay the expressions the
+//                                            lowering always built);
 //   End quotient(x, y, Type), magnitude(x), negate(x);
 //   End last_of(count, none)                 max(count - 1, none): the largest of `count`
 //                                            indices from 0;
 //   bool is_nan(const End&).
+// and for casts, intrinsics and reductions, where the lowering's rules were always looser
+// than the evaluator's (each algebra says what it answers):
+//   bool known_at_least(x, v), known_at_most(x, v), known_below(x, v)
+//                                            x >= v, x <= v, x < v (an operand's sign);
+//   bool may_be_nan(const Iv&)               an operand of sqrt, log, sin, cos, tanh, atan2
+//                                            or hypot may be NaN;
+//   bool known_nonempty(ReduceOp, const ReductionVariable&, const Iv& lo, const Iv& hi)
+//                                            the variable's range is never empty (lo and hi:
+//                                            the intervals of its bounds);
+//   bool known_count(const End&)             a sum is bounded from this count of terms (if
+//                                            not, it is its type's range);
+//   bool bounds_abs(const Iv&)               abs is bounded from the operand's ends (if not,
+//                                            it is its type's range);
+//   bool fits_magnitudes()                   abs and hypot results go through fit (if not,
+//                                            they stand as computed);
+//   End to_int(Type, x, up)                  an end cast from a float to the integer type;
+//   optional<End> to_f16(x), End real(x)     an end rounded to f16, an integer end as a float;
+//   End image(Intrinsic, x, up)              floor, ceil, round, sqrt, exp or log of an end,
+//                                            rounded outward;
+//   End hypot(x, y);
+//   End extreme(Type, up)                    the type's largest (up) or least value;
+//   End times_extent(n, const Iv&)           n times the number of integers in the interval;
+//   End one_term(x)                          a sum of the one term x.
 #pragma once
 
 #include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
+#include <vector>
 
+#include "compiler_core/bounds/interval.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir.h"
 
@@ -80,7 +107,7 @@ class IntervalRules {
       case IRNodeType::Param:
       case IRNodeType::InputExtent:
       case IRNodeType::Variable: return a_.leaf(e);
-      case IRNodeType::Cast: return a_.cast(e.as<Cast>());
+      case IRNodeType::Cast: return cast(e.as<Cast>());
       case IRNodeType::Add: return add(e.as<Add>());
       case IRNodeType::Sub: return sub(e.as<Sub>());
       case IRNodeType::Mul: return mul(e.as<Mul>());
@@ -103,10 +130,10 @@ class IntervalRules {
       }
       case IRNodeType::Call: {
         const Call* op = e.as<Call>();
-        if (op->call_type == CallType::Intrinsic) return a_.intrinsic(op);
+        if (op->call_type == CallType::Intrinsic) return intrinsic(op);
         return a_.of_type(t);  // a load: anything of its type
       }
-      case IRNodeType::Reduce: return a_.reduce(e.as<Reduce>());
+      case IRNodeType::Reduce: return reduce(e.as<Reduce>());
       case IRNodeType::Let: {
         const Let* op = e.as<Let>();
         a_.push(op->name, a_.of(op->value));
@@ -296,6 +323,171 @@ class IntervalRules {
     auto [a, b] = operands(op);
     if (any_empty(a, b)) return a_.nothing();
     return {a_.max_lower(a.min, b.min), a_.max_upper(a.max, b.max), a.may_be_nan || b.may_be_nan};
+  }
+
+  Iv cast(const Cast* op) {
+    Iv a = a_.of(op->value);
+    if (a_.known_empty(a)) return a_.nothing();
+    Type from = op->value.type(), to = op->type;
+    if (to.is_bool()) return a_.of_type(to);
+    if (to.is_int() && from.is_float()) return cast_float_to_int(to, a);
+    if (to.is_int()) {
+      // From an integer or bool: kept where no value can wrap.
+      if (int_cast_keeps_values(from, to)) return a;
+      return a_.decides_wrapping(to) ? a_.fit(to, a) : a_.of_type(to);
+    }
+    if (to.is_f16()) {
+      // Rounding to f16 is monotonic: the rounded ends, where the algebra can round them
+      // (it moves values too far for fit's widening).
+      std::optional<End> lo = a_.to_f16(a.min), hi = a_.to_f16(a.max);
+      if (lo && hi) return {*lo, *hi, a.may_be_nan};
+      return a_.of_type(to);
+    }
+    if (from.is_float()) return a_.fit(to, a);
+    return a_.fit(to, {a_.real(a.min), a_.real(a.max), a.may_be_nan});
+  }
+
+  // Float to integer truncates and saturates, so the ends cast bound the result; NaN is 0.
+  Iv cast_float_to_int(Type to, const Iv& a) {
+    End lo = a_.to_int(to, a.min, false), hi = a_.to_int(to, a.max, true);
+    // A NaN end (a NaN constant) casts to 0, which may lie on either side of the other.
+    Iv r = a_.is_nan(a.min) || a_.is_nan(a.max)
+               ? Iv{a_.min_lower(lo, hi), a_.max_upper(lo, hi), false}
+               : Iv{lo, hi, false};
+    return a.may_be_nan ? hull(r, a_.constant(to, 0)) : r;
+  }
+
+  Iv intrinsic(const Call* op) {
+    Iv a = a_.of(op->args[0]);
+    if (a_.known_empty(a)) return a_.nothing();
+    Type t = op->type;
+    Intrinsic f = op->intrinsic;
+    switch (f) {
+      case Intrinsic::Abs: return abs(t, a);
+      // Each is monotonic, so its ends are the ends' images, and exact: an integral value
+      // is never rounded, so no widening.
+      case Intrinsic::Floor:
+      case Intrinsic::Ceil:
+      case Intrinsic::Round:
+        return {a_.image(f, a.min, false), a_.image(f, a.max, true), a.may_be_nan};
+      case Intrinsic::Sqrt:
+        return a_.fit(t, {a_.image(f, a.min, false), a_.image(f, a.max, true),
+                          a_.may_be_nan(a) || a_.known_below(a.min, 0)});
+      case Intrinsic::Exp:
+        return a_.fit(t, {a_.image(f, a.min, false), a_.image(f, a.max, true), a.may_be_nan});
+      case Intrinsic::Log: {
+        // No lower end unless the argument's is known not to be negative (log(0) is -inf).
+        End lo = a_.known_at_least(a.min, 0) ? a_.image(f, a.min, false) : a_.of_type(t).min;
+        return a_.fit(t,
+                      {lo, a_.image(f, a.max, true), a_.may_be_nan(a) || a_.known_below(a.min, 0)});
+      }
+      // Unbounded: pow (an index through pow must be clamped, so that the evaluator accepts
+      // no index that the lowering cannot bound), tan (poles, and the C library's tan).
+      case Intrinsic::Pow:
+      case Intrinsic::Tan: return a_.of_type(t);
+      case Intrinsic::Sin:
+      case Intrinsic::Cos:
+        return {a_.end(t, -1), a_.end(t, 1), a_.may_be_nan(a) || a_.infinite_end(a)};
+      case Intrinsic::Tanh:
+        return {a_.end(t, -1), a_.end(t, 1), a_.may_be_nan(a)};  // tanh(+-inf) is +-1
+      case Intrinsic::Atan2: {
+        // In [-pi, pi]; an f32 result may round past pi, so the ends are widened.
+        Iv x = a_.of(op->args[1]);
+        if (a_.known_empty(x)) return a_.nothing();
+        const double pi = 3.14159265358979323846;
+        return {a_.end(t, widen_float_end(-pi, false)), a_.end(t, widen_float_end(pi, true)),
+                a_.may_be_nan(a) || a_.may_be_nan(x)};
+      }
+      case Intrinsic::Hypot: {
+        // max(|a|, |b|) <= hypot(a, b) <= hypot of the largest magnitudes (monotonic in
+        // each magnitude); fit widens the ends for rounding. hypot(inf, NaN) is inf.
+        Iv b = a_.of(op->args[1]);
+        if (a_.known_empty(b)) return a_.nothing();
+        Iv ma = magnitudes(t, a), mb = magnitudes(t, b);
+        Iv r{a_.max_lower(ma.min, mb.min), a_.hypot(ma.max, mb.max),
+             a_.may_be_nan(a) || a_.may_be_nan(b)};
+        return a_.fits_magnitudes() ? a_.fit(t, r) : r;
+      }
+      case Intrinsic::Fma:
+        // The exact a * b + c lies in the interval of the real product plus c, and one
+        // rounding of it stays within the widened ends of that interval.
+        return a_.of(Add::make(Mul::make(op->args[0], op->args[1]), op->args[2]));
+      case Intrinsic::None: break;
+    }
+    STIPPLE_INTERNAL_CHECK(false, "call of intrinsic None");
+    return a_.of_type(t);
+  }
+
+  // The values of |x| for x in `a`: `a` itself or negated where its sign is known, else
+  // 0 up to the larger magnitude of its ends.
+  Iv magnitudes(Type t, const Iv& a) {
+    if (a_.known_at_least(a.min, 0)) return a;
+    if (a_.known_at_most(a.max, 0)) return {a_.negate(a.max), a_.negate(a.min), a.may_be_nan};
+    return {a_.end(t, 0), a_.max_upper(a_.magnitude(a.min), a_.magnitude(a.max)), a.may_be_nan};
+  }
+
+  Iv abs(Type t, const Iv& a) {
+    if (!a_.bounds_abs(a)) return a_.of_type(t);
+    Iv r = magnitudes(t, a);
+    return a_.fits_magnitudes() ? a_.fit(t, r) : r;
+  }
+
+  Iv reduce(const Reduce* op) {
+    Type t = op->type, body_type = op->body.type();
+    bool may_be_empty = false, empty = false;
+    std::vector<Iv> ranges;
+    End count = a_.end(Int32(), 1);  // of the domain's points
+    for (const ReductionVariable& rv : op->domain) {
+      Iv lo = a_.of(rv.min), hi = a_.of(rv.max);
+      if (!a_.known_nonempty(op->op, rv, lo, hi)) may_be_empty = true;
+      Iv range{lo.min, hi.max, false};
+      if (a_.known_empty(range)) empty = true;
+      count = a_.times_extent(count, range);
+      ranges.push_back(range);
+    }
+    if (empty) return a_.constant(t, empty_reduction_value(op->op, body_type));
+    for (size_t i = 0; i < ranges.size(); ++i) a_.push(op->domain[i].name, ranges[i]);
+    Iv body = a_.of(op->body);
+    for (size_t i = 0; i < ranges.size(); ++i) a_.pop();
+    switch (op->op) {
+      case ReduceOp::Sum: return sum(t, body, count, may_be_empty);
+      case ReduceOp::Prod:
+        // Factors in [0, 1] keep the product there (and 1, the empty product); else anything.
+        if (a_.known_at_least(body.min, 0) && a_.known_at_most(body.max, 1)) {
+          return {a_.end(t, 0), a_.end(t, 1), body.may_be_nan};
+        }
+        return a_.of_type(t);
+      case ReduceOp::Minimum:
+      case ReduceOp::Maximum:
+      case ReduceOp::Median:
+        return may_be_empty ? hull(body, empty_value(op->op, body_type)) : body;
+      case ReduceOp::ArgMin: {
+        // An index from 0 to count - 1, or -1 for an empty domain.
+        double none = may_be_empty ? -1 : 0;
+        return a_.fit(Int32(), {a_.end(Int32(), none), a_.last_of(count, none), false});
+      }
+    }
+    return a_.of_type(t);
+  }
+
+  // From the fewest terms (none where the domain may be empty, else one) to `count` terms,
+  // each in the body's interval.
+  Iv sum(Type t, const Iv& body, const End& count, bool may_be_empty) {
+    if (!a_.known_count(count)) return a_.of_type(t);
+    End most = t.is_float() ? a_.real(count) : count;
+    End none = a_.end(t, 0);
+    End lo = may_be_empty ? none : a_.one_term(body.min);
+    End hi = may_be_empty ? none : a_.one_term(body.max);
+    return a_.fit(
+        t, {a_.min_lower(lo, a_.scale(most, body.min)), a_.max_upper(hi, a_.scale(most, body.max)),
+            body.may_be_nan || a_.infinite_end(body)});
+  }
+
+  // What a minimum, maximum or median over an empty domain yields (empty_reduction_value).
+  Iv empty_value(ReduceOp op, Type body_type) {
+    if (op == ReduceOp::Median) return a_.leaf(make_zero(body_type));
+    End e = a_.extreme(body_type, op == ReduceOp::Minimum);
+    return {e, e, false};
   }
 
   A& a_;

@@ -1,6 +1,6 @@
 // Symbolic interval arithmetic over Exprs: the end algebra of the shared rules
-// (compiler_core/bounds/interval_rules.h) for Expr ends, and its casts, intrinsics and
-// reductions (see the header and README.md, "Bounds").
+// (compiler_core/bounds/interval_rules.h) for Expr ends (see the header and README.md,
+// "Bounds").
 #include "compiler_core/lowering/bounds_inference.h"
 
 #include <algorithm>
@@ -325,9 +325,6 @@ class SymbolicEnds {
   }
   void push(const std::string& name, Iv iv) { ctx_.push(name, std::move(iv)); }
   void pop() { ctx_.pop(); }
-  Iv cast(const Cast* op);
-  Iv intrinsic(const Call* op);
-  Iv reduce(const Reduce* op);
 
   static Iv of_type(Type t) { return int_range(t); }
   static Iv nothing() { return SInterval::everything(); }  // never asked: nothing is known empty
@@ -383,150 +380,67 @@ class SymbolicEnds {
   }
   static bool is_nan(const Expr&) { return false; }
 
+  // Casts, intrinsics and reductions: the lowering's rules were always looser than the
+  // evaluator's. No sign of an operand is known, nor whether it is NaN; a domain is known
+  // not to be empty only for constant bounds, and never for an argmin (whose bounds always
+  // had -1); a sum over a domain of unbounded size, and an abs of an unbounded operand, are
+  // their type's range; abs and hypot are not fitted (an exact abs, a hypot in [0, inf)).
+  static bool known_at_least(const Expr&, double) { return false; }
+  static bool known_at_most(const Expr&, double) { return false; }
+  static bool known_below(const Expr&, double) { return false; }
+  static bool may_be_nan(const Iv&) { return true; }
+  static bool known_nonempty(ReduceOp op, const ReductionVariable& rv, const Iv&, const Iv&) {
+    int64_t lo = 0, hi = 0;
+    return op != ReduceOp::ArgMin && is_const(rv.min, &lo) && is_const(rv.max, &hi) && lo <= hi;
+  }
+  static bool known_count(const Expr& n) { return n.defined(); }
+  static bool bounds_abs(const Iv& a) { return !infinite_end(a); }
+  static bool fits_magnitudes() { return false; }
+
+  // A saturating cast: the type's end for an unbounded one.
+  static Expr to_int(Type t, const Expr& x, bool up) {
+    if (!x.defined()) return up ? int_range(t).max : int_range(t).min;
+    Expr c = Cast::make(t, x);
+    return t == Int32() ? c : Cast::make(Int32(), c);
+  }
+  static std::optional<Expr> to_f16(const Expr&) { return std::nullopt; }
+  static Expr real(const Expr& x) { return x.defined() ? Cast::make(Float64(), x) : x; }
+  static Expr image(Intrinsic f, const Expr& x, bool up);
+  static Expr hypot(const Expr&, const Expr&) { return Expr(); }
+  // A u8 or u16 extreme is an end; an i32 one is no usable index, and a float's is infinite.
+  static Expr extreme(Type t, bool up) {
+    if (!t.is_unsigned() || t.bits() >= 32) return Expr();
+    return i32(static_cast<int64_t>(up ? t.max_value() : t.min_value()));
+  }
+  static Expr times_extent(const Expr& n, const Iv& r) {
+    if (!n.defined() || !r.min.defined() || !r.max.defined()) return Expr();
+    return Mul::make(n, Max::make(Add::make(Sub::make(r.max, r.min), i32(1)), i32(0)));
+  }
+  static Expr one_term(const Expr& x) { return x; }
+
  private:
   BoundsContext& ctx_;
 };
 
-SInterval SymbolicEnds::cast(const Cast* op) {
-  Type t = op->type;
-  Type from = op->value.type();
-  if (t.is_bool()) return int_range(t);
-  SInterval a = ctx_.interval_of(op->value);
-  if (t.is_int() && from.is_float()) {
-    SInterval r;
-    auto conv = [&](const Expr& v) {
-      Expr c = Cast::make(t, v);
-      return t == Int32() ? c : Cast::make(Int32(), c);
-    };
-    SInterval range = int_range(t);
-    r.min = a.min.defined() ? conv(a.min) : range.min;
-    r.max = a.max.defined() ? conv(a.max) : range.max;
-    if (a.may_be_nan) {
-      r.min = emin(r.min, i32(0));
-      r.max = emax(r.max, i32(0));
-    }
-    return r;
-  }
-  if (t.is_int()) {
-    // From an integer or bool: the range is kept where the value cannot wrap.
-    return bounds::int_cast_keeps_values(from, t) ? a : int_range(t);
-  }
-  // To a float (f16 rounding moves values too far for `widened`: no bounds).
-  if (t.is_f16()) return SInterval::everything();
-  SInterval r = a;
-  if (!from.is_float()) {
-    r.min = a.min.defined() ? Cast::make(Float64(), a.min) : Expr();
-    r.max = a.max.defined() ? Cast::make(Float64(), a.max) : Expr();
-  }
-  return widened(r);
-}
-
-SInterval SymbolicEnds::intrinsic(const Call* op) {
-  Type t = op->type;
-  SInterval a = ctx_.interval_of(op->args[0]);
-  switch (op->intrinsic) {
-    case Intrinsic::Abs: {
-      if (!a.min.defined() || !a.max.defined()) return int_range(t);
-      Expr zero = t.is_float() ? f64(0) : i32(0);
-      Expr m =
-          emax(Max::make(a.min, Sub::make(zero, a.min)), Max::make(a.max, Sub::make(zero, a.max)));
-      if (t.is_unsigned()) return int_range(t);
-      return {zero, m, a.may_be_nan};
-    }
+// Floor, ceil and round take a lower end's floor and an upper end's ceil alike (round's
+// ties need no case). sqrt and exp of an unbounded lower end are 0.
+Expr SymbolicEnds::image(Intrinsic f, const Expr& x, bool up) {
+  switch (f) {
     case Intrinsic::Floor:
     case Intrinsic::Ceil:
-    case Intrinsic::Round: {
-      SInterval r = a;
-      if (r.min.defined()) r.min = Call::make_intrinsic(Intrinsic::Floor, {r.min});
-      if (r.max.defined()) r.max = Call::make_intrinsic(Intrinsic::Ceil, {r.max});
-      return r;
-    }
-    case Intrinsic::Sqrt: {
-      SInterval r{
-          a.min.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.min, f64(0))}) : f64(0),
-          a.max.defined() ? Call::make_intrinsic(Intrinsic::Sqrt, {emax(a.max, f64(0))}) : Expr(),
-          true};
-      return widened(r);
-    }
-    case Intrinsic::Exp: {
-      SInterval r{a.min.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.min}) : f64(0),
-                  a.max.defined() ? Call::make_intrinsic(Intrinsic::Exp, {a.max}) : Expr(),
-                  a.may_be_nan};
-      return widened(r);
-    }
-    case Intrinsic::Log: {
-      SInterval r{Expr(), a.max.defined() ? Call::make_intrinsic(Intrinsic::Log, {a.max}) : Expr(),
-                  true};
-      return widened(r);
-    }
-    case Intrinsic::Sin:
-    case Intrinsic::Cos:
-    case Intrinsic::Tanh: return {f64(-1), f64(1), true};
-    case Intrinsic::Atan2: {
-      const double pi = 3.14159265358979323846;  // an f32 result may round past it
-      return {f64(bounds::widen_float_end(-pi, false)), f64(bounds::widen_float_end(pi, true)),
-              true};
-    }
-    case Intrinsic::Hypot: return {f64(0), Expr(), true};
-    case Intrinsic::Fma:
-      // The exact a * b + c rounded once: inside the widened bounds of a * b + c.
-      return ctx_.interval_of(Add::make(Mul::make(op->args[0], op->args[1]), op->args[2]));
-    case Intrinsic::Tan:
-    case Intrinsic::Pow:
-    case Intrinsic::None: break;
+    case Intrinsic::Round:
+      return x.defined() ? Call::make_intrinsic(up ? Intrinsic::Ceil : Intrinsic::Floor, {x}) : x;
+    case Intrinsic::Sqrt:
+      if (!x.defined()) return up ? x : f64(0);
+      return Call::make_intrinsic(Intrinsic::Sqrt, {emax(x, f64(0))});
+    case Intrinsic::Exp:
+      if (!x.defined()) return up ? x : f64(0);
+      return Call::make_intrinsic(Intrinsic::Exp, {x});
+    case Intrinsic::Log: return x.defined() ? Call::make_intrinsic(Intrinsic::Log, {x}) : x;
+    default: break;
   }
-  return SInterval::everything();
-}
-
-SInterval SymbolicEnds::reduce(const Reduce* op) {
-  bool possibly_empty = false;
-  std::vector<SInterval> ranges;
-  Expr count = i32(1);
-  for (const ReductionVariable& rv : op->domain) {
-    int64_t lo = 0, hi = 0;
-    if (!(is_const(rv.min, &lo) && is_const(rv.max, &hi) && lo <= hi)) possibly_empty = true;
-    SInterval r{ctx_.interval_of(rv.min).min, ctx_.interval_of(rv.max).max, false};
-    ranges.push_back(r);
-    count = (r.min.defined() && r.max.defined() && count.defined())
-                ? Mul::make(count, Max::make(Add::make(Sub::make(r.max, r.min), i32(1)), i32(0)))
-                : Expr();
-  }
-  for (size_t i = 0; i < ranges.size(); ++i) ctx_.push(op->domain[i].name, ranges[i]);
-  SInterval body = ctx_.interval_of(op->body);
-  for (size_t i = 0; i < ranges.size(); ++i) ctx_.pop();
-  Type bt = op->body.type();
-  switch (op->op) {
-    case ReduceOp::Sum: {
-      if (bt.is_unsigned()) return int_range(bt);
-      if (!count.defined()) return bt.is_float() ? SInterval::everything() : int_range(bt);
-      Expr n = bt.is_float() ? Cast::make(Float64(), count) : count;
-      Expr zero = bt.is_float() ? f64(0) : i32(0);
-      Expr k_lo = possibly_empty ? zero : body.min, k_hi = possibly_empty ? zero : body.max;
-      SInterval r{emin(k_lo, bin<Mul>(n, body.min)), emax(k_hi, bin<Mul>(n, body.max)),
-                  body.may_be_nan || !body.bounded()};
-      return bt.is_float() ? widened(r) : r;
-    }
-    case ReduceOp::Prod: return bt.is_float() ? SInterval::everything() : int_range(bt);
-    case ReduceOp::Minimum:
-    case ReduceOp::Maximum:
-    case ReduceOp::Median: {
-      if (!possibly_empty) return body;
-      SInterval empty;
-      if (op->op == ReduceOp::Median) {
-        empty = SInterval::point(make_zero(bt));
-      } else if (bt.is_unsigned()) {
-        empty =
-            SInterval::point(i32(static_cast<int64_t>(bounds::empty_reduction_value(op->op, bt))));
-      } else {
-        empty = {Expr(), Expr(), false};
-      }
-      return interval_union(body, empty);
-    }
-    case ReduceOp::ArgMin:
-      return {i32(-1), count.defined() ? Max::make(Sub::make(count, i32(1)), i32(-1)) : Expr(),
-              false};
-  }
-  return SInterval::everything();
+  STIPPLE_INTERNAL_CHECK(false, std::string("image of ") + intrinsic_name(f));
+  return x;
 }
 
 SInterval BoundsContext::compute(const Expr& e) {

@@ -1,15 +1,22 @@
 // The shared interval arithmetic (compiler_core/bounds/interval.h): each rule contains
 // what the evaluator computes, in particular where the reuse model's former engine did
 // not (float modulo by a negative divisor, round half to even, a minimum over a domain
-// that may be empty) and where it was looser (a divisor that may be zero).
+// that may be empty) and where it was looser (a divisor that may be zero); and the rules
+// for casts, intrinsics and reductions through both end algebras, the lowering's symbolic
+// one (compiler_core/lowering/bounds_inference.h) included.
 #include "compiler_core/bounds/interval.h"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <limits>
+#include <map>
+#include <random>
 #include <string>
+#include <vector>
 
+#include "compiler_core/ir/substitute.h"
+#include "compiler_core/lowering/bounds_inference.h"
 #include "tests/compiler_core/interp/ir_builders.h"
 
 namespace stipple {
@@ -165,6 +172,108 @@ TEST(Interval, AnIndexThatIsNeverComputedIsEmpty) {
   EXPECT_EQ(of(select(var("x") > i32(0), var("x"), i32(3)), scope), Interval::point(3));
   EXPECT_EQ(Interval::nothing().extent(), 0);
   EXPECT_EQ(Interval::nothing().union_with({2, 5}), (Interval{2, 5}));
+}
+
+// A case of the two-algebra test: an expression of the loop variable x, and whether the
+// concrete rule widens ends that the symbolic one leaves exact (abs and hypot).
+struct RuleCase {
+  const char* what;
+  Expr e;
+  bool concrete_widens = false;
+};
+
+std::vector<RuleCase> cast_intrinsic_and_reduce_cases() {
+  Expr x = var("x"), fx = cast(Float32(), var("x")), r = rvar("r");
+  auto call = [](Intrinsic f, std::vector<Expr> args) { return Call::make_intrinsic(f, args); };
+  return {
+      {"cast i32 to u8 (may wrap)", cast(UInt8(), x * i32(40))},
+      {"cast i32 to i16", cast(Int16(), x - i32(2))},
+      {"cast f32 to i32", cast(Int32(), fx * f32(0.37))},
+      {"cast f32 to u8 (saturates)", cast(UInt8(), fx * f32(70))},
+      {"cast of NaN to i32", cast(Int32(), f32(0) / (fx - fx))},
+      {"cast to f16", cast(Float16(), fx * f32(0.1))},
+      {"cast i32 to f64", cast(Float64(), x) * f64(0.5)},
+      {"cast to bool", cast(Bool(), x)},
+      {"abs of i32", intrinsic(Intrinsic::Abs, x - i32(3))},
+      {"abs of f32", intrinsic(Intrinsic::Abs, fx - f32(2.5)), true},
+      {"floor", intrinsic(Intrinsic::Floor, fx * f32(0.5))},
+      {"ceil", intrinsic(Intrinsic::Ceil, fx * f32(0.5))},
+      {"round", intrinsic(Intrinsic::Round, fx * f32(0.5))},
+      {"sqrt (NaN below 0)", intrinsic(Intrinsic::Sqrt, fx - f32(1))},
+      {"exp", intrinsic(Intrinsic::Exp, fx * f32(0.25))},
+      {"log", intrinsic(Intrinsic::Log, fx * fx + f32(0.5))},
+      // (Not of an argument that is always negative: the symbolic upper end, log(max), is
+      // then NaN.)
+      {"log (NaN below 0)", intrinsic(Intrinsic::Log, select(x > i32(0), f32(-1), f32(2)))},
+      {"pow", call(Intrinsic::Pow, {fx, f32(2)})},
+      {"sin", intrinsic(Intrinsic::Sin, fx)},
+      {"cos", intrinsic(Intrinsic::Cos, fx)},
+      {"tan", intrinsic(Intrinsic::Tan, fx)},
+      {"tanh", intrinsic(Intrinsic::Tanh, fx)},
+      {"atan2", call(Intrinsic::Atan2, {fx, fx - f32(1)})},
+      {"hypot", call(Intrinsic::Hypot, {fx, fx + f32(2)}), true},
+      {"fma", call(Intrinsic::Fma, {fx, fx - f32(1), f32(0.5)})},
+      {"sum over a domain that may be empty", reduce(ReduceOp::Sum, {{"r", i32(0), x}}, r)},
+      {"sum of floats", reduce(ReduceOp::Sum, {rv("r", 0, 3)}, cast(Float32(), r) * fx)},
+      {"prod in [0, 1]", reduce(ReduceOp::Prod, {{"r", i32(0), x}}, cast(Float32(), r) * f32(0.1))},
+      {"prod", reduce(ReduceOp::Prod, {rv("r", 1, 3)}, x + r)},
+      {"minimum", reduce(ReduceOp::Minimum, {{"r", x, x + i32(2)}}, r * r)},
+      {"maximum that may be empty", reduce(ReduceOp::Maximum, {{"r", i32(0), x}}, r - i32(3))},
+      {"minimum of u8", reduce(ReduceOp::Minimum, {{"r", i32(0), x}}, cast(UInt8(), r))},
+      {"median", reduce(ReduceOp::Median, {rv("r", -2, 2)}, cast(Float32(), x + r))},
+      {"argmin", reduce(ReduceOp::ArgMin, {{"r", i32(0), x}}, (r - i32(2)) * (r - i32(2)))},
+      {"argmin over a constant domain", reduce(ReduceOp::ArgMin, {rv("r", 0, 3)}, x - r)},
+  };
+}
+
+bool contains(const Interval& iv, double v) {
+  return std::isnan(v) ? iv.may_be_nan : iv.min <= v && v <= iv.max;
+}
+
+// A symbolic interval's ends evaluated where x_min and x_ext have values (undefined:
+// infinite).
+Interval evaluated(const lowering::SInterval& s, const std::map<std::string, Expr>& at) {
+  const double inf = std::numeric_limits<double>::infinity();
+  auto end = [&](const Expr& e, double none) {
+    return e.defined() ? eval_scalar(substitute(e, at)) : none;
+  };
+  return {end(s.min, -inf), end(s.max, inf), s.may_be_nan};
+}
+
+TEST(Interval, CastIntrinsicAndReductionRulesInBothAlgebras) {
+  // x is a loop from x_min, x_ext long; the lowering's bounds are Exprs of both.
+  lowering::VarInfo loop;
+  loop.kind = lowering::VarInfo::Kind::Loop;
+  loop.min = var("x_min");
+  loop.extent = var("x_ext");
+  loop.path = {"x"};
+  lowering::VarTable table{{"x", loop}};
+  std::mt19937 rng(23);
+  std::uniform_int_distribution<int> first(-3, 6), extent(1, 5);
+  for (const RuleCase& c : cast_intrinsic_and_reduce_cases()) {
+    SCOPED_TRACE(c.what);
+    lowering::BoundsContext ctx(table, {});
+    lowering::SInterval symbolic = ctx.interval_of(c.e);
+    for (int draw = 0; draw < 20; ++draw) {
+      int lo = first(rng), n = extent(rng);
+      SCOPED_TRACE("x in " + std::to_string(lo) + ".." + std::to_string(lo + n - 1));
+      IntervalScope scope{{"x", {static_cast<double>(lo), static_cast<double>(lo + n - 1)}}};
+      Interval concrete = of(c.e, scope);
+      Interval sym = evaluated(symbolic, {{"x_min", i32(lo)}, {"x_ext", i32(n)}});
+      // Both contain every value the evaluator computes.
+      for (int v = lo; v < lo + n; ++v) {
+        double value = eval_scalar(substitute(c.e, {{"x", i32(v)}}));
+        EXPECT_TRUE(contains(concrete, value)) << "concrete misses " << value << " at x = " << v;
+        EXPECT_TRUE(contains(sym, value)) << "symbolic misses " << value << " at x = " << v;
+      }
+      // The symbolic rule is the looser one, but for the concrete widening of exact ends.
+      double sym_min = c.concrete_widens ? bounds::widen_float_end(sym.min, false) : sym.min;
+      double sym_max = c.concrete_widens ? bounds::widen_float_end(sym.max, true) : sym.max;
+      EXPECT_LE(sym_min, concrete.min);
+      EXPECT_GE(sym_max, concrete.max);
+      EXPECT_TRUE(sym.may_be_nan || !concrete.may_be_nan);
+    }
+  }
 }
 
 TEST(Interval, ConstantsComeFromTheCaller) {
