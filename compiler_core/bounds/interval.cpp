@@ -152,8 +152,13 @@ class ConcreteEnds {
   static double scale(double x, double c) { return mul_endpoint(x, c); }
   static double product(double x, double y) { return mul_endpoint(x, y); }
   static double quotient(double x, double y, Type t) {
-    // Integer intervals are always finite (fit() clamps them to their type).
     if (t.is_int()) {
+      // An integer end is infinite where nothing bounded it: a free variable (fit() only
+      // clamps results). The divisors here are at least 1 in magnitude. An infinite
+      // dividend stays infinite; a finite one over an infinite divisor floors to 0 or -1,
+      // as over any divisor larger than it.
+      if (std::isinf(x)) return (x > 0) == (y > 0) ? kInf : -kInf;
+      if (std::isinf(y)) return x == 0 || (x > 0) == (y > 0) ? 0.0 : -1.0;
       return static_cast<double>(floor_div(static_cast<int64_t>(x), static_cast<int64_t>(y)));
     }
     return x / y;

@@ -138,6 +138,19 @@ TEST(Interval, DivisionByARangeThatContainsZero) {
   expect_contains(i32(-7) / i32(2));
 }
 
+TEST(Interval, IntegerDivisionWithUnboundedEnds) {
+  // A free integer variable is unbounded (its ends infinite): dividing it, or dividing by
+  // it, must give sound intervals, not cast an infinity to an integer (which crashed).
+  IntervalScope divisors{{"d", {-3, 5}}};
+  Interval r = of(var("v") / var("d"), divisors);
+  EXPECT_EQ(r.min, -2147483648.0);  // the whole i32 range
+  EXPECT_EQ(r.max, 2147483647.0);
+  IntervalScope dividends{{"x", {-7, 9}}};
+  r = of(var("x") / var("v"), dividends);
+  EXPECT_LE(r.min, -7);
+  EXPECT_GE(r.max, 9);
+}
+
 TEST(Interval, FloatModuloTakesTheSignOfTheDivisor) {
   expect_contains(f32(5.5) % f32(-2));
   Interval r = of(f32(5.5) % f32(-2));
