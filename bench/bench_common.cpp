@@ -121,11 +121,34 @@ Buffer rgba_disc(ImageSize size) {
   return out;
 }
 
+/// bilateral_grid_halide's input: the Rec. 601 luma of the resampled photo (its
+/// 0.299 R + 0.587 G + 0.114 B, in double, rounded once), gray f32[x, y] in [0, 1].
+Buffer gray_luma(ImageSize size) {
+  Buffer rgb = resampled_rgb(size);
+  const float* s = rgb.data_as<float>();
+  const int64_t plane = size.width * size.height;
+  Buffer out(ScalarType::Float32, {size.width, size.height});
+  float* o = out.data_as<float>();
+  for (int64_t p = 0; p < plane; ++p) {
+    o[p] = static_cast<float>(0.299 * s[p] + 0.587 * s[plane + p] + 0.114 * s[2 * plane + p]);
+  }
+  return out;
+}
+
 }  // namespace
 
 const std::vector<std::string>& issue3_pipelines() {
   static const std::vector<std::string> names = {"blur3x3", "two_pass_blur", "bilateral_filter",
                                                  "median",  "unsharp_mask",  "demosaic"};
+  return names;
+}
+
+const std::vector<std::string>& halide_app_pipelines() {
+  static const std::vector<std::string> names = {"bilateral_grid",  "bilateral_grid_halide",
+                                                 "camera_pipe",     "interpolate",
+                                                 "local_laplacian", "harris",
+                                                 "nl_means",        "max_filter",
+                                                 "unsharp"};
   return names;
 }
 
@@ -158,16 +181,18 @@ const Buffer& bench_input(const std::string& pipeline, ImageSize size) {
   static std::mutex mutex;
   static std::map<std::string, Buffer> cache;
   std::lock_guard<std::mutex> lock(mutex);
-  std::string kind = pipeline == "demosaic"      ? "rggb"
-                     : pipeline == "camera_pipe" ? "grbg10"
-                     : pipeline == "interpolate" ? "rgba"
-                                                 : "rgb";
+  std::string kind = pipeline == "demosaic"                ? "rggb"
+                     : pipeline == "camera_pipe"           ? "grbg10"
+                     : pipeline == "interpolate"           ? "rgba"
+                     : pipeline == "bilateral_grid_halide" ? "gray"
+                                                           : "rgb";
   std::string key = kind + "/" + size.label();
   auto it = cache.find(key);
   if (it == cache.end()) {
     Buffer b = kind == "rggb"     ? bayer_rggb(size)
                : kind == "grbg10" ? bayer_grbg10(size)
                : kind == "rgba"   ? rgba_disc(size)
+               : kind == "gray"   ? gray_luma(size)
                                   : resampled_rgb(size);
     it = cache.emplace(key, std::move(b)).first;
   }

@@ -25,6 +25,9 @@ struct ImageSize {
 
 /// The six pipelines of issue #3, in table order.
 const std::vector<std::string>& issue3_pipelines();
+/// The pipelines of Halide's apps that issue #26 compares with Halide 14 (manual schedule
+/// and autoschedulers) under Stipple's hand schedules, in table order.
+const std::vector<std::string>& halide_app_pipelines();
 /// Where each is timed: 1920x1080 for all; blur3x3, the DRAM-bound case, also at
 /// 6400x4800 (its working set, 2 x 369 MB, is far beyond the 32 MiB L3).
 std::vector<ImageSize> bench_sizes(const std::string& pipeline);
@@ -36,8 +39,9 @@ std::string schedule_path(const std::string& name);  // datasets/pipelines/NAME.
 
 /// The input `pipeline` reads at `size`, made once and cached: for demosaic an RGGB
 /// mosaic f32[x, y], for camera_pipe a GRBG mosaic of 10-bit values u16[x, y], for
-/// interpolate planar f32[x, y, c] RGBA (alpha a disc), for the others a planar
-/// f32[x, y, c] RGB image in [0, 1] (the fixture photo resampled bilinearly to the size).
+/// interpolate planar f32[x, y, c] RGBA (alpha a disc), for bilateral_grid_halide the
+/// Rec. 601 luma f32[x, y] in [0, 1], for the others a planar f32[x, y, c] RGB image in
+/// [0, 1] (the fixture photo resampled bilinearly to the size; the others are made from it).
 const Buffer& bench_input(const std::string& pipeline, ImageSize size);
 
 /// A Stipple pipeline lowered and JIT-compiled once; run() calls the generated function

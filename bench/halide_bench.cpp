@@ -770,6 +770,211 @@ HalideAlgorithm local_laplacian() {
   return a;
 }
 
+HalideAlgorithm nl_means() {
+  HalideAlgorithm a{Halide::ImageParam(Halide::Float(32), 3, "in"), Func("out"), {}, {}};
+  Func in = Halide::BoundaryConditions::repeat_edge(a.input);
+  // sigma is a run-time param, as the app's Input<float> and the .stp's param; the radii
+  // are constants (the app's patch_size and search_area of 7).
+  Halide::Param<float> sigma("sigma", 0.12f);
+  sigma.set_estimate(0.12f);
+  const int patch_radius = 3, search_radius = 3, patch = 2 * patch_radius + 1;
+  const Var dx("dx"), dy("dy");
+  Func d("d"), blur_d_y("blur_d_y"), blur_d("blur_d"), w("w"), with_alpha("with_alpha");
+  Func nlm_sum("nlm_sum");
+  // The sums as the app writes them (inline reductions, computed inside their func), each
+  // from 0 in the .stp's order.
+  RDom channels(0, 3, "channels"), patch_dom(-patch_radius, patch, "patch_dom");
+  Expr diff = in(x, y, channels) - in(x + dx, y + dy, channels);
+  d(x, y, dx, dy) = Halide::sum(diff * diff);
+  blur_d_y(x, y, dx, dy) = Halide::sum(d(x, y + patch_dom, dx, dy));
+  blur_d(x, y, dx, dy) = Halide::sum(blur_d_y(x + patch_dom, y, dx, dy));
+  // Halide's exp where the app has fast_exp, as the .stp has exp.
+  w(x, y, dx, dy) =
+      Halide::exp(blur_d(x, y, dx, dy) * (-1.0f / (sigma * sigma * float(patch * patch))));
+  with_alpha(x, y, c) = Halide::select(c < 3, in(x, y, c), 1.0f);
+  // dx innermost, as the .stp's sum (and the app's s_dom.x).
+  RDom s_dom(-search_radius, 2 * search_radius + 1, -search_radius, 2 * search_radius + 1, "s_dom");
+  nlm_sum(x, y, c) = 0.0f;
+  nlm_sum(x, y, c) += w(x, y, s_dom.x, s_dom.y) * with_alpha(x + s_dom.x, y + s_dom.y, c);
+  a.output(x, y, c) = Halide::clamp(nlm_sum(x, y, c) / nlm_sum(x, y, 3), 0.0f, 1.0f);
+  a.stages = {d, blur_d_y, blur_d, w, with_alpha, nlm_sum};
+  a.schedule_manually = [a, s_dom, d, blur_d_y, blur_d, nlm_sum]() mutable {
+    // apps/nl_means's CPU schedule (Halide 14) with 16 lanes, its natural_vector_size on
+    // AVX-512: 16x8 output tiles in parallel rows of tiles, channels innermost; the patch
+    // distances d and their vertical sum per tile (all 49 offsets); the four channels of
+    // the weighted sum per vector of output pixels, over the offsets, with the horizontal
+    // patch sum per offset and vector; the weight and the alpha channel inlined.
+    const int vec = 16;
+    const Var tx("tx"), ty("ty");
+    a.output.bound(c, 0, 3)
+        .reorder(c, x, y)
+        .tile(x, y, tx, ty, x, y, 16, 8)
+        .parallel(ty)
+        .vectorize(x, vec);
+    blur_d_y.compute_at(a.output, tx).reorder(y, x).vectorize(x, vec);
+    d.compute_at(a.output, tx).vectorize(x, vec);
+    nlm_sum.compute_at(a.output, x).reorder(c, x, y).bound(c, 0, 4).unroll(c).vectorize(x, vec);
+    nlm_sum.update(0).reorder(c, x, y, s_dom.x, s_dom.y).unroll(c).vectorize(x, vec);
+    blur_d.compute_at(nlm_sum, x).vectorize(x, vec);
+  };
+  return a;
+}
+
+HalideAlgorithm max_filter() {
+  HalideAlgorithm a{Halide::ImageParam(Halide::Float(32), 3, "in"), Func("out"), {}, {}};
+  Func in = Halide::BoundaryConditions::repeat_edge(a.input);
+  const int radius = 26;
+  // The tallest slice, floor(log2(2 radius + 3)) = 5: the .stp's bound, which for radius
+  // 26 is also the app's (ceil(log2(radius)) + 1 slices).
+  const int top = static_cast<int>(std::floor(std::log(float(2 * radius + 3)) / std::log(2.0f)));
+  const Var t("t");
+  Func vert_log("vert_log"), slice_for_radius("slice_for_radius"), slice_height("slice_height");
+  Func vert("vert"), filter_height("filter_height");
+  // The powers of two are the .stp's i32(pow(2.0, f32(k))) where the app shifts: Halide's
+  // pow is exp(log(x) * y) with its own polynomials, which gives 2^k exactly for these k
+  // (the max is exact, so the check's tolerance 0 would show a sample one row off).
+  auto pow2 = [](Expr k) { return Halide::cast<int>(Halide::pow(2.0f, Halide::cast<float>(k))); };
+  vert_log(x, y, c, t) = in(x, y, c);
+  // Rows from -radius to height + radius - 1 (ry innermost), as the .stp.
+  RDom r(-radius, a.input.height() + 2 * radius, 1, top, "r");
+  vert_log(x, r.x, c, r.y) =
+      Halide::max(vert_log(x, r.x, c, r.y - 1),
+                  vert_log(x, r.x + Halide::clamp(pow2(r.y - 1), 0, 2 * radius + 3), c, r.y - 1));
+  slice_for_radius(t) =
+      Halide::clamp(Halide::cast<int>(Halide::floor(Halide::log(Halide::cast<float>(2 * t + 1)) /
+                                                    Halide::log(2.0f))),
+                    0, top);
+  slice_height(t) = pow2(slice_for_radius(t));
+  Expr slice = Halide::clamp(slice_for_radius(t), 0, top);
+  vert(x, y, c, t) = Halide::max(
+      vert_log(x, y - t, c, slice),
+      vert_log(x, y + t + 1 - Halide::clamp(slice_height(t), 0, 2 * radius + 3), c, slice));
+  RDom dy(0, radius + 1, "dy");
+  filter_height(i) = Halide::sum(Halide::select(
+      Halide::cast<float>(i * i + dy * dy) < (float(radius) + 0.25f) * (float(radius) + 0.25f), 1,
+      0));
+  RDom dx(-radius, 2 * radius + 1, "dx");
+  a.output(x, y, c) =
+      Halide::maximum(vert(x + dx, y, c, Halide::clamp(filter_height(dx), 0, radius + 1)));
+  a.stages = {vert_log, slice_for_radius, slice_height, vert, filter_height};
+  a.schedule_manually = [a, r, t, vert_log, slice_for_radius, vert, filter_height]() mutable {
+    // apps/max_filter's CPU schedule (Halide 14), its 8 lanes made 16: the output in
+    // strips of 256 columns, the strip and channel loops fused and parallel, the table of
+    // vertical maxima per strip and channel (its update with x innermost, vectorised), the
+    // vertical maxima of every radius per output row; the LUTs at root, slice_height
+    // inlined (the app's 1 << slice).
+    const int vec = 16;
+    const Var tx("tx");
+    slice_for_radius.compute_root();
+    filter_height.compute_root();
+    a.output.split(x, tx, x, 256).reorder(x, y, c, tx).fuse(c, tx, t).parallel(t).vectorize(x, vec);
+    vert_log.compute_at(a.output, t).vectorize(x, vec);
+    vert_log.update().reorder(x, r.x, r.y, c).vectorize(x, vec);
+    vert.compute_at(a.output, y).vectorize(x, vec);
+  };
+  return a;
+}
+
+HalideAlgorithm unsharp() {
+  HalideAlgorithm a{Halide::ImageParam(Halide::Float(32), 3, "in"), Func("out"), {}, {}};
+  Func in = Halide::BoundaryConditions::repeat_edge(a.input);
+  // sigma is a constant, as the app's GeneratorParam; the kernel's constants as the .stp
+  // computes them (2 * 3.14159265 folded in double, then f32).
+  const float sigma = 1.5f;
+  Func kernel("kernel"), gray("gray"), blur_y("blur_y"), blur_x("blur_x"), sharpen("sharpen");
+  Func ratio("ratio");
+  kernel(i) = Halide::exp(-Halide::cast<float>(i * i) / (2 * sigma * sigma)) /
+              (Halide::sqrt(Expr(static_cast<float>(2 * 3.14159265))) * sigma);
+  gray(x, y) = rec601(in, x, y);
+  blur_y(x, y) = kernel(0) * gray(x, y) + kernel(1) * (gray(x, y - 1) + gray(x, y + 1)) +
+                 kernel(2) * (gray(x, y - 2) + gray(x, y + 2)) +
+                 kernel(3) * (gray(x, y - 3) + gray(x, y + 3));
+  blur_x(x, y) = kernel(0) * blur_y(x, y) + kernel(1) * (blur_y(x - 1, y) + blur_y(x + 1, y)) +
+                 kernel(2) * (blur_y(x - 2, y) + blur_y(x + 2, y)) +
+                 kernel(3) * (blur_y(x - 3, y) + blur_y(x + 3, y));
+  sharpen(x, y) = 2 * gray(x, y) - blur_x(x, y);
+  ratio(x, y) = sharpen(x, y) / Halide::max(gray(x, y), 1e-6f);
+  // The app reads the input without its boundary condition here: the output's pixels are
+  // inside the image, where both read the same values.
+  a.output(x, y, c) = ratio(x, y) * a.input(x, y, c);
+  a.stages = {kernel, gray, blur_y, blur_x, sharpen, ratio};
+  a.schedule_manually = [a, gray, blur_y, ratio]() mutable {
+    // apps/unsharp's CPU schedule with 16 lanes (its natural_vector_size on AVX-512):
+    // strips of 32 rows in parallel, channels inside rows; gray, blur_y and ratio computed
+    // a row at a time and kept over the strip (gray's rows a sliding window); the kernel
+    // inlined (Halide folds its seven taps to constants) as are blur_x and sharpen.
+    const int vec = 16;
+    a.output.split(y, yo, yi, 32).vectorize(x, vec).parallel(yo).reorder(x, c, yi, yo);
+    gray.compute_at(a.output, yi).store_at(a.output, yo).vectorize(x, vec);
+    blur_y.compute_at(a.output, yi).store_at(a.output, yo).vectorize(x, vec);
+    ratio.compute_at(a.output, yi).store_at(a.output, yo).vectorize(x, vec);
+  };
+  return a;
+}
+
+HalideAlgorithm bilateral_grid_halide() {
+  HalideAlgorithm a{Halide::ImageParam(Halide::Float(32), 2, "in"), Func("out"), {}, {}};
+  Func in = Halide::BoundaryConditions::repeat_edge(a.input);
+  // r_sigma is a run-time param, as the app's Input<float> and the .stp's param; s_sigma a
+  // constant, as the app's GeneratorParam.
+  Halide::Param<float> r_sigma("r_sigma", 0.1f);
+  r_sigma.set_estimate(0.1f);
+  const int s = 8;
+  const Var z("z"), t("t"), k("k");
+  Func histogram("histogram"), blurz("blurz"), blurx("blurx"), blury("blury");
+  Func zv("zv"), zf("zf"), xf("xf"), yf("yf"), lerp_x("lerp_x"), lerp_xy("lerp_xy");
+  Func interpolated("interpolated");
+  // The .stp's scatter: pixels from two cells before the image to two cells after it,
+  // px innermost, the channel a pure variable (Halide's and Stipple's outermost loop), so
+  // every cell sums its values in the .stp's order. The bin index is a cast to i32 of
+  // v / r_sigma + 0.5, where an FMA would move a pixel to the next bin: computed as
+  // written (strict_float), as is zv, which zf subtracts its integer part from.
+  RDom p(-2 * s - s / 2, ((a.input.width() - 1) / s + 6) * s, -2 * s - s / 2,
+         ((a.input.height() - 1) / s + 6) * s, "p");
+  Expr v = Halide::clamp(in(p.x, p.y), 0.0f, 1.0f);
+  histogram(x, y, z, c) = 0.0f;
+  histogram((p.x + s / 2) / s, (p.y + s / 2) / s,
+            Halide::cast<int>(Halide::strict_float(v * (1.0f / r_sigma) + 0.5f)), c) +=
+      Halide::select(c == 0, v, 1.0f);
+  blurz(x, y, z, c) = histogram(x, y, z - 2, c) + histogram(x, y, z - 1, c) * 4 +
+                      histogram(x, y, z, c) * 6 + histogram(x, y, z + 1, c) * 4 +
+                      histogram(x, y, z + 2, c);
+  blurx(x, y, z, c) = blurz(x - 2, y, z, c) + blurz(x - 1, y, z, c) * 4 + blurz(x, y, z, c) * 6 +
+                      blurz(x + 1, y, z, c) * 4 + blurz(x + 2, y, z, c);
+  blury(x, y, z, c) = blurx(x, y - 2, z, c) + blurx(x, y - 1, z, c) * 4 + blurx(x, y, z, c) * 6 +
+                      blurx(x, y + 1, z, c) * 4 + blurx(x, y + 2, z, c);
+  zv(x, y) = Halide::strict_float(Halide::clamp(in(x, y), 0.0f, 1.0f) * (1.0f / r_sigma));
+  zf(x, y) = zv(x, y) - Halide::cast<float>(Halide::cast<int>(zv(x, y)));
+  xf(x) = Halide::cast<float>(x % s) / static_cast<float>(s);
+  yf(y) = Halide::cast<float>(y % s) / static_cast<float>(s);
+  // The bin written out where it indexes, as in the .stp, so that its bounds follow from
+  // the clamp.
+  Expr zi = Halide::cast<int>(Halide::clamp(in(x, y), 0.0f, 1.0f) * (1.0f / r_sigma));
+  lerp_x(x, y, t, c) = blury(x / s, y / s + t % 2, zi + t / 2, c) * (1 - xf(x)) +
+                       blury(x / s + 1, y / s + t % 2, zi + t / 2, c) * xf(x);
+  lerp_xy(x, y, k, c) = lerp_x(x, y, 2 * k, c) * (1 - yf(y)) + lerp_x(x, y, 2 * k + 1, c) * yf(y);
+  interpolated(x, y, c) = lerp_xy(x, y, 0, c) * (1 - zf(x, y)) + lerp_xy(x, y, 1, c) * zf(x, y);
+  a.output(x, y) = interpolated(x, y, 0) / interpolated(x, y, 1);
+  a.stages = {histogram, blurz, blurx, blury, zv, zf, xf, yf, lerp_x, lerp_xy, interpolated};
+  a.schedule_manually = [a, p, z, histogram, blurz, blurx, blury]() mutable {
+    // apps/bilateral_grid's CPU schedule (Halide 14), its 8 lanes made 16: blurz at root
+    // in parallel grid rows, blurx and blury at root in parallel z slices, channels
+    // unrolled innermost; the output in parallel rows with the trilinear slice inlined.
+    // The histogram is a scatter here (the app gathers per cell and computes it per row
+    // of blurz): wherever it is computed its update runs over every pixel, so it is at
+    // root, its update serial with the two channels unrolled inside the pixel loop (one
+    // bin computation per pixel, as the app's reorder(c, r.x, r.y, ...).unroll(c)).
+    const int vec = 16;
+    histogram.compute_root().vectorize(x, vec);
+    histogram.update().reorder(c, p.x, p.y).unroll(c);
+    blurz.compute_root().reorder(c, z, x, y).parallel(y).vectorize(x, vec).unroll(c);
+    blurx.compute_root().reorder(c, x, y, z).parallel(z).vectorize(x, vec).unroll(c);
+    blury.compute_root().reorder(c, x, y, z).parallel(z).vectorize(x, vec).unroll(c);
+    a.output.compute_root().parallel(y).vectorize(x, vec);
+  };
+  return a;
+}
+
 HalideAlgorithm algorithm(const std::string& pipeline) {
   if (pipeline == "blur3x3") return blur3x3();
   if (pipeline == "two_pass_blur") return gaussian(false);
@@ -782,6 +987,10 @@ HalideAlgorithm algorithm(const std::string& pipeline) {
   if (pipeline == "camera_pipe") return camera_pipe();
   if (pipeline == "interpolate") return interpolate();
   if (pipeline == "local_laplacian") return local_laplacian();
+  if (pipeline == "nl_means") return nl_means();
+  if (pipeline == "max_filter") return max_filter();
+  if (pipeline == "unsharp") return unsharp();
+  if (pipeline == "bilateral_grid_halide") return bilateral_grid_halide();
   std::fprintf(stderr, "halide_bench: no Halide version of %s\n", pipeline.c_str());
   std::exit(1);
 }
@@ -789,7 +998,7 @@ HalideAlgorithm algorithm(const std::string& pipeline) {
 double tolerance_for(const std::string& pipeline) {
   // Exact where only +, * by constants, min/max and selects are involved; Halide's exp
   // (a polynomial) differs from the JIT's by an ulp or so, which the weighted sums carry.
-  if (pipeline == "median" || pipeline == "demosaic") return 0;
+  if (pipeline == "median" || pipeline == "demosaic" || pipeline == "max_filter") return 0;
   if (pipeline == "blur3x3") return 1e-6;
   if (pipeline == "bilateral_filter") return 1e-4;
   if (pipeline == "two_pass_blur" || pipeline == "unsharp_mask") return 5e-5;
@@ -809,6 +1018,18 @@ double tolerance_for(const std::string& pipeline) {
   // Halide's exp in the remap LUT (not Stipple's) and FMAs in the pyramids
   // (1.1e-6 measured on outputs in [0, 1]).
   if (pipeline == "local_laplacian") return 1e-5;
+  // Halide's exp in the 49 weights of every pixel, not Stipple's (1.0e-6 measured on
+  // outputs in [0, 1]; the same with strict_float throughout, so not FMAs).
+  if (pipeline == "nl_means") return 1e-5;
+  // The kernel's seven taps: Halide's exp (its polynomial where the kernel is computed, the
+  // C library's in double where it is inlined and folded), not Stipple's; out scales an
+  // error in sharpen by in / gray, up to 1 / 0.114 (3.6e-7 measured on outputs in
+  // [-0.8, 1.2]; the same with strict_float throughout).
+  if (pipeline == "unsharp") return 5e-6;
+  // FMAs in the blurs and the trilinear slice (4.2e-7 measured on outputs in [0, 1];
+  // bit-exact with strict_float throughout: the bins are computed strictly, see
+  // bilateral_grid_halide()).
+  if (pipeline == "bilateral_grid_halide") return 5e-6;
   return 0;
 }
 
@@ -991,12 +1212,9 @@ int main(int argc, char** argv) {
          /*overwrite=*/0);
   Halide::load_plugin(STIPPLE_HALIDE_MULLAPUDI2016);
   Halide::load_plugin(STIPPLE_HALIDE_ADAMS2019);
-  // Issue #3's six pipelines, then the rest of issue #5's benchmark set.
+  // Issue #3's six pipelines, then the pipelines of Halide's apps (issues #5 and #26).
   std::vector<std::string> pipelines = issue3_pipelines();
-  for (const char* name :
-       {"bilateral_grid", "harris", "camera_pipe", "interpolate", "local_laplacian"}) {
-    pipelines.push_back(name);
-  }
+  pipelines.insert(pipelines.end(), halide_app_pipelines().begin(), halide_app_pipelines().end());
   for (const std::string& name : pipelines) {
     for (ImageSize size : bench_sizes(name)) register_pipeline(name, size);
   }

@@ -4,10 +4,16 @@
 // schedule, at the sizes and thread counts of bench_common.h. The default schedule has
 // no parallel loop, so it is timed with one thread only. Run by bench/run_issue3.sh.
 //
+// Issue #26: also the run time of the pipelines of Halide's apps (halide_app_pipelines(),
+// the ones halide_bench has Halide 14 versions of) under their hand schedules only, as
+// NAME/1920x1080/tT/stipple_hand: the default schedule of a multi-stage pipeline computes
+// every stage at root without vectors or threads, which can take seconds.
+//
 // Issue #5: with STIPPLE_BENCH_SCHEDULES=DIR, also every schedule file DIR/NAME.VARIANT.sched
 // (the reuse model's schedule, the searches' best, ...; bench/search_vs_halide.sh writes
 // them) as NAME/1920x1080/tT/stipple_VARIANT, checked against the hand schedule's output
 // first, so that they compare with halide_bench's autoschedulers on the same input.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -45,8 +51,11 @@ void register_compile(const std::string& name, bool hand) {
       ->MinTime(0.5);
 }
 
-void register_runs(const std::string& name, ImageSize size) {
+/// Registers NAME/SIZE/tT/stipple_hand for every thread count, and with `with_default`
+/// NAME/SIZE/t1/stipple_default.
+void register_runs(const std::string& name, ImageSize size, bool with_default) {
   for (bool hand : {false, true}) {
+    if (!hand && !with_default) continue;
     // Compiled on first use (so a --benchmark_filter skips the compile) and kept for
     // every thread count.
     auto program = std::make_shared<std::unique_ptr<StippleProgram>>();
@@ -67,8 +76,10 @@ void register_runs(const std::string& name, ImageSize size) {
   }
 }
 
-/// Registers NAME/1920x1080/tT/stipple_VARIANT for every DIR/NAME.VARIANT.sched.
-void register_schedule_files(const std::string& dir) {
+/// Registers NAME/1920x1080/tT/stipple_VARIANT for every DIR/NAME.VARIANT.sched, but for
+/// NAME.hand.sched where NAME's checked-in hand schedule is already timed as stipple_hand
+/// (`hand_timed`): one name, one benchmark.
+void register_schedule_files(const std::string& dir, const std::vector<std::string>& hand_timed) {
   std::vector<std::filesystem::path> files;
   for (const auto& entry : std::filesystem::directory_iterator(dir)) {
     if (entry.path().extension() == ".sched") files.push_back(entry.path());
@@ -80,6 +91,10 @@ void register_schedule_files(const std::string& dir) {
     const size_t dot = stem.find('.');
     if (dot == std::string::npos) continue;
     const std::string name = stem.substr(0, dot), variant = "stipple_" + stem.substr(dot + 1);
+    if (variant == "stipple_hand" &&
+        std::find(hand_timed.begin(), hand_timed.end(), name) != hand_timed.end()) {
+      continue;
+    }
     auto program = std::make_shared<std::unique_ptr<StippleProgram>>();
     auto output = std::make_shared<Buffer>();
     for (int threads : bench_threads()) {
@@ -120,8 +135,16 @@ int main(int argc, char** argv) {
   for (const std::string& name : all) register_compile(name, /*hand=*/true);
   for (const std::string& name : issue3_pipelines()) register_compile(name, /*hand=*/false);
   for (const std::string& name : issue3_pipelines()) {
-    for (ImageSize size : bench_sizes(name)) register_runs(name, size);
+    for (ImageSize size : bench_sizes(name)) register_runs(name, size, /*with_default=*/true);
   }
-  if (const char* dir = std::getenv("STIPPLE_BENCH_SCHEDULES")) register_schedule_files(dir);
+  for (const std::string& name : halide_app_pipelines()) {
+    for (ImageSize size : bench_sizes(name)) register_runs(name, size, /*with_default=*/false);
+  }
+  if (const char* dir = std::getenv("STIPPLE_BENCH_SCHEDULES")) {
+    std::vector<std::string> hand_timed = issue3_pipelines();
+    hand_timed.insert(hand_timed.end(), halide_app_pipelines().begin(),
+                      halide_app_pipelines().end());
+    register_schedule_files(dir, hand_timed);
+  }
   return run_benchmarks(argc, argv);
 }
