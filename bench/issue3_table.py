@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Issue #3's table: reads the Google Benchmark JSON files that bench/run_issue3.sh wrote
 and prints Markdown tables of compile times, run times (median milliseconds per variant)
-and the ratios the issue's targets are about.
+and the ratios the issue's targets are about; then issue #26's table: the multi-stage
+apps under Stipple's hand schedules against Halide 14's manual schedules and
+autoschedulers.
 
     python3 bench/issue3_table.py BUILD_DIR/issue3-results
 """
@@ -18,6 +20,10 @@ SHORT = {"stipple_default": "default", "stipple_hand": "hand", "cpp": "C++ -O3",
          "halide_manual": "H manual"}
 # Variants without parallel loops, timed with one thread only.
 SERIAL = {"stipple_default", "cpp", "halide_breadth_first"}
+# Issue #3's single-stage pipelines, and issue #26's apps (Halide's apps and their kin).
+ISSUE3 = ["blur3x3", "two_pass_blur", "bilateral_filter", "median", "unsharp_mask", "demosaic"]
+APPS = ["bilateral_grid", "bilateral_grid_halide", "camera_pipe", "interpolate",
+        "local_laplacian", "harris", "nl_means", "max_filter", "unsharp"]
 
 
 def load(folder):
@@ -75,7 +81,7 @@ def main():
         print(f"\nSlowest median compile of a pipeline of up to 10 stages: {worst_small:.1f} ms "
               f"(target < 100 ms: {'met' if passed else 'NOT met'})\n")
 
-    configs = sorted({(k[0], k[1]) for k in r if k[0] not in ("compile", "bandwidth")},
+    configs = sorted({(k[0], k[1]) for k in r if k[0] in ISSUE3},
                      key=lambda pc: (pc[0], [int(v) for v in pc[1].split("x")]))
     threads = sorted({int(k[2][1:]) for k in r if k[0] not in ("compile",)})
 
@@ -134,6 +140,46 @@ def main():
                       f"({gbytes / (bound / 1e3):.1f}) | {fmt(hand)} | {ratio} |")
 
     print(f"\nAll issue-#3 targets met: {'yes' if ok else 'no'}")
+    apps_table(r, threads, ms)
+
+
+def apps_table(r, threads, ms):
+    """Issue #26: every app within 1.1x of Halide's manual schedule, geometric mean <= 1.0."""
+    apps = [(p, size) for p in APPS for size in sorted({k[1] for k in r if k[0] == p})]
+    if not apps:
+        return
+    print("\n### Issue #26: Halide's apps, Stipple's hand schedules against Halide 14\n")
+    print("| pipeline | size | threads | hand | H manual | H Mullapudi | H Adams | "
+          "hand/manual | hand/best auto |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    ok = True
+    for t in threads:
+        ratios = []
+        for p, size in apps:
+            hand = ms(p, size, t, "stipple_hand")
+            manual = ms(p, size, t, "halide_manual")
+            autos = [ms(p, size, t, v) for v in ("halide_mullapudi2016", "halide_adams2019")]
+            autos = [a for a in autos if a is not None]
+            vs_manual = f"{hand / manual:.2f}" if hand and manual else "-"
+            if hand and manual:
+                ratios.append(hand / manual)
+                if hand / manual > 1.1:
+                    vs_manual += " (target <= 1.1 NOT met)"
+                    ok = False
+            vs_auto = f"{hand / min(autos):.2f}" if hand and autos else "-"
+            cells = [fmt(hand), fmt(manual), fmt(ms(p, size, t, "halide_mullapudi2016")),
+                     fmt(ms(p, size, t, "halide_adams2019"))]
+            print(f"| {p} | {size} | {t} | " + " | ".join(cells) + f" | {vs_manual} | {vs_auto} |")
+        if ratios:
+            geo = 1.0
+            for x in ratios:
+                geo *= x
+            geo **= 1.0 / len(ratios)
+            met = geo <= 1.0
+            ok &= met
+            print(f"| geometric mean, {t} thread(s), {len(ratios)} apps | | | | | | | "
+                  f"{geo:.2f}{'' if met else ' (target <= 1.0 NOT met)'} | |")
+    print(f"\nAll issue-#26 run-time targets met: {'yes' if ok else 'no'}")
 
 
 if __name__ == "__main__":
