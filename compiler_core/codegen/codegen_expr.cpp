@@ -278,15 +278,11 @@ llvm::Value* CodeGen::emit_cast(ScalarType from, ScalarType to, llvm::Value* v) 
 }
 
 llvm::Value* CodeGen::emit_saturating_vector_cast(ScalarType to, llvm::Value* v, llvm::Type* ty) {
-  // The integer type's range as floats of v's type: lo is 0 or -2^(bits-1), exact in
-  // every float type; hi_f is the largest float not above the type's maximum (2^31 - 128
-  // for i32 from f32), so every float in [lo, hi_f] converts exactly, and anything above
-  // hi_f saturates to the maximum itself.
-  const unsigned bits = ty->getScalarSizeInBits();
-  const bool sign = is_signed(to);
-  const double lo = sign ? -std::ldexp(1.0, static_cast<int>(bits) - 1) : 0.0;
-  const double hi = sign ? std::ldexp(1.0, static_cast<int>(bits) - 1) - 1
-                         : std::ldexp(1.0, static_cast<int>(bits)) - 1;
+  // The integer type's range as floats of v's type: lo is exact in every float type;
+  // hi_f is the largest float not above the type's maximum (2^31 - 128 for i32 from f32),
+  // so every float in [lo, hi_f] converts exactly, and anything above hi_f saturates to
+  // the maximum itself.
+  const double lo = Type(to).min_value(), hi = Type(to).max_value();
   double hi_f = hi;
   if (v->getType()->getScalarType()->isFloatTy()) {
     float f = static_cast<float>(hi);
@@ -299,7 +295,7 @@ llvm::Value* CodeGen::emit_saturating_vector_cast(ScalarType to, llvm::Value* v,
   // conversion's poison for it is never selected.
   llvm::Value* clamped = b_.CreateSelect(b_.CreateFCmpOLT(v, lo_v), lo_v, v);
   clamped = b_.CreateSelect(b_.CreateFCmpOGT(clamped, hi_v), hi_v, clamped);
-  llvm::Value* r = sign ? b_.CreateFPToSI(clamped, ty) : b_.CreateFPToUI(clamped, ty);
+  llvm::Value* r = is_signed(to) ? b_.CreateFPToSI(clamped, ty) : b_.CreateFPToUI(clamped, ty);
   if (hi_f != hi) {
     r = b_.CreateSelect(b_.CreateFCmpOGT(v, hi_v),
                         llvm::ConstantInt::get(ty, static_cast<uint64_t>(hi)), r);
