@@ -8,8 +8,9 @@
 // (the active lanes): stores and func loads are masked, so a lane outside the guard never
 // touches memory (its values are computed but never stored). When every lane is active
 // the body also has an unmasked copy, so full vectors (all but the tail) run plain loads
-// and stores. Selects with per-lane conditions evaluate both sides under complementary
-// masks and blend; && and || likewise.
+// and stores. Selects with per-lane conditions run both sides for every active lane and
+// blend (emit_select says why that is safe); && and || run the right side under the
+// lanes it still decides.
 //
 // Memory: an access whose dimension-0 coordinate advances by exactly one per lane (known
 // from how the coordinate was computed: the loop variable plus uniform offsets) and whose
