@@ -20,10 +20,20 @@ SHORT = {"stipple_default": "default", "stipple_hand": "hand", "cpp": "C++ -O3",
          "halide_manual": "H manual"}
 # Variants without parallel loops, timed with one thread only.
 SERIAL = {"stipple_default", "cpp", "halide_breadth_first"}
-# Issue #3's single-stage pipelines, and issue #26's apps (Halide's apps and their kin).
-ISSUE3 = ["blur3x3", "two_pass_blur", "bilateral_filter", "median", "unsharp_mask", "demosaic"]
-APPS = ["bilateral_grid", "bilateral_grid_halide", "camera_pipe", "interpolate",
-        "local_laplacian", "harris", "nl_means", "max_filter", "unsharp"]
+
+
+def issue3_pipelines(r):
+    """Issue #3's pipelines: the ones timed under the default schedule too
+    (issue3_pipelines() in bench_common.h)."""
+    return {k[0] for k in r if len(k) == 4 and k[3] == "stipple_default"}
+
+
+def app_pipelines(r):
+    """Issue #26's apps: the others that Stipple and Halide's manual schedule both ran
+    (halide_app_pipelines() in bench_common.h)."""
+    hand = {k[0] for k in r if len(k) == 4 and k[3] == "stipple_hand"}
+    manual = {k[0] for k in r if len(k) == 4 and k[3] == "halide_manual"}
+    return sorted((hand & manual) - issue3_pipelines(r))
 
 
 def load(folder):
@@ -81,7 +91,7 @@ def main():
         print(f"\nSlowest median compile of a pipeline of up to 10 stages: {worst_small:.1f} ms "
               f"(target < 100 ms: {'met' if passed else 'NOT met'})\n")
 
-    configs = sorted({(k[0], k[1]) for k in r if k[0] in ISSUE3},
+    configs = sorted({(k[0], k[1]) for k in r if k[0] in issue3_pipelines(r)},
                      key=lambda pc: (pc[0], [int(v) for v in pc[1].split("x")]))
     threads = sorted({int(k[2][1:]) for k in r if k[0] not in ("compile",)})
 
@@ -145,7 +155,7 @@ def main():
 
 def apps_table(r, threads, ms):
     """Issue #26: every app within 1.1x of Halide's manual schedule, geometric mean <= 1.0."""
-    apps = [(p, size) for p in APPS for size in sorted({k[1] for k in r if k[0] == p})]
+    apps = [(p, size) for p in app_pipelines(r) for size in sorted({k[1] for k in r if k[0] == p})]
     if not apps:
         return
     print("\n### Issue #26: Halide's apps, Stipple's hand schedules against Halide 14\n")
