@@ -194,11 +194,18 @@ bool LocalEvaluator::read_line(std::string& line, double seconds, bool* eof) {
       pending_.erase(0, nl + 1);
       return true;
     }
+    if (options_.cancel && *options_.cancel) {
+      stop();
+      throw EvaluationCancelled();
+    }
     const double left =
         std::chrono::duration<double>(deadline - std::chrono::steady_clock::now()).count();
     if (left <= 0) return false;
+    // In slices of kCancelPoll when it may be cancelled: the flag cannot wake poll().
+    const double slice_ms =
+        options_.cancel ? std::min(left * 1000 + 1, double(kCancelPoll.count())) : left * 1000 + 1;
     pollfd p{from_child_, POLLIN, 0};
-    const int ready = ::poll(&p, 1, int(std::min(left * 1000 + 1, 1e9)));
+    const int ready = ::poll(&p, 1, int(std::min(slice_ms, 1e9)));
     if (ready < 0 && errno == EINTR) continue;
     if (ready <= 0) continue;  // re-checks the deadline
     char buf[65536];

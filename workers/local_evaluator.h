@@ -14,6 +14,8 @@
 
 #include <sys/types.h>
 
+#include <atomic>
+#include <chrono>
 #include <stdexcept>
 #include <string>
 
@@ -40,6 +42,19 @@ struct LocalEvaluatorOptions {
   /// A folder of reference outputs cached by content hash (reference_cache.h); empty:
   /// each child computes its setup's at start.
   std::string reference_cache;
+  /// Set from another thread to stop the work in progress (the worker's heartbeat learnt
+  /// that the job's run was cancelled): the child is killed within kCancelPoll and the
+  /// constructor or evaluate() throws EvaluationCancelled. Null: never cancelled.
+  const std::atomic<bool>* cancel = nullptr;
+};
+
+/// How often a LocalEvaluator waiting on its child looks at its cancel flag.
+inline constexpr std::chrono::milliseconds kCancelPoll{50};
+
+/// The work was stopped by LocalEvaluatorOptions::cancel: no result, and none is owed.
+class EvaluationCancelled : public std::runtime_error {
+ public:
+  EvaluationCancelled() : std::runtime_error("cancelled") {}
 };
 
 /// The child died of a signal, or ran past the start-up deadline, while loading the photos

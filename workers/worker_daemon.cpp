@@ -214,6 +214,7 @@ class WorkerDaemon::Session {
         for (size_t i = 0; i < jobs.size(); ++i) {
           slots_[i]->job = std::move(jobs[i]);
           slots_[i]->worker = worker;
+          slots_[i]->cancel = false;
         }
         slots_cv_.notify_all();
       }
@@ -257,7 +258,10 @@ class WorkerDaemon::Session {
     std::thread thread;
     std::optional<proto::Job> job;  // guarded by slots_mu_; empty: idle
     std::string worker;             // the worker id the job was leased to
-    Backoff backoff;                // its calls' (setup, photos, report)
+    // Set (under slots_mu_, for the job in hand) when the coordinator says the job's run
+    // was cancelled; its evaluators kill their child and throw EvaluationCancelled.
+    std::atomic<bool> cancel{false};
+    Backoff backoff;  // its calls' (setup, photos, report)
     // Apart from backoff (reset by any answer): a slot that keeps abandoning jobs with the
     // coordinator up must still slow down. Reset by a reported job.
     Backoff abandon_backoff;
@@ -309,6 +313,15 @@ class WorkerDaemon::Session {
       return std::none_of(slots_.begin(), slots_.end(),
                           [](const std::unique_ptr<Slot>& s) { return s->job.has_value(); });
     });
+  }
+  /// Stops the slots measuring any of `job_ids` (their runs were cancelled).
+  void cancel_jobs(const google::protobuf::RepeatedPtrField<std::string>& job_ids) {
+    std::lock_guard lock(slots_mu_);
+    for (const std::string& id : job_ids) {
+      for (const std::unique_ptr<Slot>& slot : slots_) {
+        if (slot->job && slot->job->job_id() == id) slot->cancel = true;
+      }
+    }
   }
   void slot_loop(Slot& slot) {
     for (;;) {
@@ -580,8 +593,12 @@ class WorkerDaemon::Session {
       evaluators.pop_back();
     }
     std::unique_ptr<LocalEvaluator> ev;
+    LocalEvaluatorOptions options = o_.evaluator;
+    options.cancel = &slot.cancel;
     try {
-      ev = std::make_unique<LocalEvaluator>(local, o_.evaluator);
+      ev = std::make_unique<LocalEvaluator>(local, options);
+    } catch (const EvaluationCancelled&) {
+      throw;  // computing the references: the job is no longer wanted
     } catch (const UserError& e) {
       // Bad on every host: each of its jobs is reported failed, none goes round forever.
       remember_bad_setup(id, JobError(std::string("the setup cannot be measured: ") + e.what()));
@@ -615,11 +632,14 @@ class WorkerDaemon::Session {
     const Clock::time_point give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                          std::chrono::duration<double>(lease_s));
     try {
+      if (slot.cancel) throw EvaluationCancelled();
       LocalEvaluator& ev = evaluator(slot, job, give_up);
       std::vector<EvaluationResult> r;
       try {
         // The text is the storage key and prints from job.schedule(): the child parses it.
         r = ev.evaluate({job.schedule_text()}, job.split(), job.give_up_ms());
+      } catch (const EvaluationCancelled&) {
+        throw;  // the evaluator killed its child and starts another for the next job
       } catch (const std::exception& e) {
         // The evaluator itself cannot go on (not the candidate: that is a failed result).
         slot.evaluators.remove_if([&](const auto& entry) { return entry.first == job.setup_id(); });
@@ -640,6 +660,11 @@ class WorkerDaemon::Session {
     EvaluationResult result;
     try {
       result = measure(slot, job);
+    } catch (const EvaluationCancelled&) {
+      // Not reported: the coordinator no longer expects a result, and this worker is fine.
+      spdlog::info("job {}: stopped, its run was cancelled ({:.1f} s)", job.job_id(),
+                   std::chrono::duration<double>(Clock::now() - start).count());
+      return;
     } catch (const Abandon& e) {
       spdlog::warn("job {} abandoned: {}; registering again so that it goes elsewhere",
                    job.job_id(), e.what());
@@ -751,10 +776,15 @@ class WorkerDaemon::Session {
       held_heartbeat_ = ctx.get();
       lock.unlock();
       const grpc::Status st = stub_->Heartbeat(ctx.get(), req, &resp);
+      if (st.ok() && resp.cancelled_jobs_size() > 0) cancel_jobs(resp.cancelled_jobs());
       lock.lock();
       held_heartbeat_ = nullptr;
-      next = sent +
-             std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(interval));
+      // Answered early with cancelled jobs: the next is held open at once, so that this
+      // worker's death is still noticed at once and a second cancel still reaches it.
+      next = st.ok() && resp.cancelled_jobs_size() > 0
+                 ? Clock::now()
+                 : sent + std::chrono::duration_cast<Clock::duration>(
+                              std::chrono::duration<double>(interval));
       const bool forgotten =
           (st.ok() && !resp.known()) || st.error_code() == grpc::StatusCode::NOT_FOUND;
       if (forgotten && worker_id_ == id) {

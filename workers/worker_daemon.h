@@ -20,7 +20,10 @@
 // - A heartbeat thread renews the worker's leases at the interval the coordinator asked
 //   for, so a long measurement keeps its lease. The coordinator holds each heartbeat call
 //   open up to the interval and the next follows at once: when this process dies the
-//   transport cancels the open call, and its jobs go to other workers at once.
+//   transport cancels the open call, and its jobs go to other workers at once. A held
+//   call is answered early with the worker's jobs whose runs were cancelled: the slot
+//   measuring one kills its evaluator child (LocalEvaluatorOptions::cancel) and goes on
+//   to the next batch without reporting it, within a second of the cancel.
 // - Photos are cached under CACHE/images/<sha256>, written to a temporary file and
 //   renamed, and checked against their hash when fetched and when read back; the
 //   children cache reference outputs under CACHE/references (reference_cache.h).

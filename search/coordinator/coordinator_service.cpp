@@ -367,11 +367,15 @@ grpc::Status CoordinatorService::held_heartbeat(const grpc::ServerContextBase& c
       std::isfinite(asked) && asked > 0
           ? std::min(cap, milliseconds(int64_t(std::min(asked, 3600.0) * 1000)))
           : milliseconds(0);
+  // Answered early when a job of the worker's is cancelled: the answer is how the worker
+  // learns to stop measuring it (issue #25: a cancel stops work in progress within a second).
+  std::vector<std::string> cancelled = pool_.take_cancelled(worker);
   const auto end = std::chrono::steady_clock::now() + hold;
-  while (std::chrono::steady_clock::now() < end && !context.IsCancelled() &&
+  while (cancelled.empty() && std::chrono::steady_clock::now() < end && !context.IsCancelled() &&
          !pool_.is_shut_down()) {
     std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
         kHeldCallPoll, end - std::chrono::steady_clock::now()));
+    cancelled = pool_.take_cancelled(worker);
   }
   // Cancelled before its deadline: not the worker's own time limit but the transport (the
   // process died, the connection broke) or the worker quitting. Either way it will not
@@ -386,6 +390,7 @@ grpc::Status CoordinatorService::held_heartbeat(const grpc::ServerContextBase& c
     return {grpc::StatusCode::CANCELLED, "the call was cancelled"};
   }
   response->set_known(pool_.heartbeat(worker));
+  for (std::string& id : cancelled) response->add_cancelled_jobs(std::move(id));
   return grpc::Status::OK;
 }
 

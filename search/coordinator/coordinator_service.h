@@ -149,7 +149,8 @@ class CoordinatorService final : public CoordinatorServiceBase {
                           const proto::LeaseJobsRequest& request,
                           proto::LeaseJobsResponse* response);
   /// A heartbeat, held up to its hold_seconds (at most the heartbeat interval) while the
-  /// call stays open; a call the transport cancels meanwhile is the worker gone.
+  /// call stays open; a call the transport cancels meanwhile is the worker gone. Answered
+  /// at once with the worker's jobs whose runs were cancelled, so that it stops them.
   grpc::Status held_heartbeat(const grpc::ServerContextBase& context,
                               const proto::HeartbeatRequest& request,
                               proto::HeartbeatResponse* response);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <stdexcept>
+#include <utility>
 
 namespace stipple::coordinator {
 namespace {
@@ -191,9 +192,17 @@ int WorkerPool::worker_gone(const std::string& worker_id) {
   if (it == workers_.end()) return 0;
   Worker& w = it->second;
   w.info.lost = true;
+  w.cancelled.clear();  // nobody is left to stop them
   std::vector<Job*> ended;
   for (const std::string& job_id : w.leases) ended.push_back(&jobs_.at(job_id));
   return requeue(std::move(ended));
+}
+
+std::vector<std::string> WorkerPool::take_cancelled(const std::string& worker_id) {
+  std::lock_guard lock(mu_);
+  auto it = workers_.find(worker_id);
+  if (it == workers_.end()) return {};
+  return std::exchange(it->second.cancelled, {});
 }
 
 int WorkerPool::give_back(const std::string& worker_id, const std::vector<std::string>& job_ids) {
@@ -303,7 +312,7 @@ void WorkerPool::cancel_run(const std::string& run_id) {
     if (job.state == JobState::Queued) unqueue(job);
     if (job.state == JobState::Queued || job.state == JobState::Leased ||
         job.state == JobState::Following) {
-      drop_lease(job);
+      revoke_lease(job);
       set_state(job, JobState::Cancelled);
       hand_over(job);
     }
@@ -318,7 +327,7 @@ void WorkerPool::release_run(const std::string& run_id) {
   for (const std::string& id : it->second.jobs) {
     Job& job = jobs_.at(id);
     if (job.state == JobState::Queued) unqueue(job);
-    drop_lease(job);
+    revoke_lease(job);
     if (job.state != JobState::Done) set_state(job, JobState::Cancelled);  // the gauges
     hand_over(job);
     jobs_.erase(id);
@@ -521,6 +530,14 @@ void WorkerPool::drop_lease(Job& job) {
   if (job.holder.empty()) return;
   workers_.at(job.holder).leases.erase(job.job.id);
   job.holder.clear();
+}
+
+void WorkerPool::revoke_lease(Job& job) {
+  if (job.state == JobState::Leased && !job.holder.empty()) {
+    Worker& w = workers_.at(job.holder);
+    if (!w.info.lost) w.cancelled.push_back(job.job.id);
+  }
+  drop_lease(job);
 }
 
 WorkerPool::Job* WorkerPool::find_job(const std::string& id) {

@@ -173,6 +173,10 @@ class WorkerPool {
   /// to the front of their queues. Heard from again, it is not lost any more (its results
   /// of jobs still without one are taken as ever). Returns how many jobs went back.
   int worker_gone(const std::string& worker_id);
+  /// The jobs of the worker whose leases a cancel_run() or release_run() ended since the
+  /// last call, to tell it to stop measuring them (the service answers a held heartbeat
+  /// with them at once). Empty for an unknown worker; a lost worker has none.
+  std::vector<std::string> take_cancelled(const std::string& worker_id);
   /// Ends the worker's leases of `job_ids` at once, their jobs back at the front of their
   /// queues: for jobs leased to a call that could not deliver them (the worker's long
   /// poll was cancelled), which would otherwise wait for the lease to run out. Jobs the
@@ -200,11 +204,11 @@ class WorkerPool {
       const std::vector<std::string>& job_ids, const std::atomic<bool>* cancel = nullptr,
       std::chrono::steady_clock::duration timeout = std::chrono::steady_clock::duration::max());
   /// Drops the run's queued jobs and forgets its leases (their reports come back as
-  /// UnknownJob); its results stay. Wakes its waiters (Cancelled). Final: later submits to
-  /// the run are cancelled at once.
+  /// UnknownJob; their workers learn of it from take_cancelled()); its results stay. Wakes its
+  /// waiters (Cancelled). Final: later submits to the run are cancelled at once.
   void cancel_run(const std::string& run_id);
-  /// Forgets everything of a finished run: results, jobs, leases, the cancelled mark. Its
-  /// late reports are UnknownJob; its ids may be submitted anew.
+  /// Forgets everything of a finished run: results, jobs, leases (as cancel_run does), the
+  /// cancelled mark. Its late reports are UnknownJob; its ids may be submitted anew.
   void release_run(const std::string& run_id);
 
   // ---- upkeep and introspection ----
@@ -241,6 +245,7 @@ class WorkerPool {
   struct Worker {
     WorkerInfo info;
     std::unordered_set<std::string> leases;  // job ids
+    std::vector<std::string> cancelled;      // revoked leases it has not been told of
     int polling = 0;                         // lease() calls blocked now
   };
   struct Run {
@@ -290,6 +295,9 @@ class WorkerPool {
   /// has no result; with none the key is forgotten.
   void hand_over(Job& leader);
   void drop_lease(Job& job);
+  /// drop_lease() of a job that will not be measured for anyone (its run was cancelled or
+  /// released): a live holder is told to stop (take_cancelled).
+  void revoke_lease(Job& job);
   Job* find_job(const std::string& id);
 };
 

@@ -208,5 +208,64 @@ TEST_F(ClusterFaultsTest, AKilledWorkersEvaluatorDiesWithIt) {
       << "the evaluator " << evaluator << " outlived its worker";
 }
 
+// `stipple cancel` stops work in progress within a second: the coordinator answers the
+// worker's held heartbeat with the run's revoked jobs, and the worker kills the evaluator
+// child measuring it. Both places a job can be: a candidate's timed runs (the baseline
+// schedule sleeps, through the evaluator's test hook), and the setup's reference outputs
+// (a pipeline whose reference would run for minutes). The worker goes on: it is neither
+// lost nor re-registered, and reports nothing for the cancelled job. Before: the child ran
+// on to the 60 s deadline.
+class ClusterCancelTest : public ClusterFaultsTest,
+                          public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(ClusterCancelTest, ACancelStopsWorkInProgressWithinASecond) {
+  const bool in_reference = std::string(GetParam()) == "reference";
+  const std::string pipeline = write("p.stp", in_reference ? kHangingPipeline : kBoxBlur);
+  const std::string baseline = in_reference ? "default" : write("p.sched", "# fault: sleep\n");
+  setenv("STIPPLE_EVALUATOR_TEST_FAULTS", "1", 1);  // inherited by the worker's evaluator
+  const std::string address = start_coordinator();
+  Process worker = start_worker(address, {"--compile-jobs", "1", "--deadline", "60",
+                                          "--benchmark-lock", path("benchmark.lock")});
+  unsetenv("STIPPLE_EVALUATOR_TEST_FAULTS");
+  auto c = client(address);
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
+  Result r = stipple("submit " + pipeline + " --coordinator " + address + " --images " + kTest +
+                     " --test-images " + kTest + " --budget 2 --runs 1 --baseline " + baseline);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  const int64_t run = std::stoll(r.output.substr(r.output.find("run ") + 4));
+  const pid_t evaluator = evaluator_of(worker, 10s);
+  ASSERT_NE(evaluator, 0);
+  ASSERT_TRUE(wait_until([&] { return c.workers()[0].busy(); }, 10s));
+  std::this_thread::sleep_for(1500ms);  // well into the sleep, or the reference
+  ASSERT_TRUE(alive(evaluator));
+
+  const auto cancelled_at = std::chrono::steady_clock::now();
+  r = stipple("cancel " + std::to_string(run) + " --coordinator " + address);
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_TRUE(wait_until([&] { return !alive(evaluator); }, 1s))
+      << "the evaluator " << evaluator << " still runs a second after the cancel";
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelled_at).count();
+  EXPECT_LT(seconds, 1.0);
+  EXPECT_EQ(c.status(run).state(), "cancelled");
+  EXPECT_TRUE(wait_until(
+      [&] {
+        return read_file(path("worker1.err")).find("stopped, its run was cancelled") !=
+               std::string::npos;
+      },
+      5s))
+      << read_file(path("worker1.err"));
+  const std::string log = read_file(path("worker1.err"));
+  EXPECT_EQ(log.find("abandoned"), std::string::npos) << log;
+  EXPECT_EQ(log.find("registering again"), std::string::npos) << log;
+  const std::vector<proto::WorkerStatus> workers = c.workers();
+  ASSERT_EQ(workers.size(), 1u);
+  EXPECT_FALSE(workers[0].lost());
+  EXPECT_TRUE(wait_until([&] { return !c.workers()[0].busy(); }, 5s));
+  EXPECT_TRUE(alive(worker.pid));
+}
+
+INSTANTIATE_TEST_SUITE_P(Where, ClusterCancelTest, ::testing::Values("candidate", "reference"));
+
 }  // namespace
 }  // namespace stipple::testing_cli

@@ -11,6 +11,7 @@
 #include <signal.h>
 #include <sys/wait.h>
 
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
@@ -236,6 +237,52 @@ output out
     EXPECT_NE(e.result.reason.find("reference outputs"), std::string::npos) << e.result.reason;
   }
   EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5);
+}
+
+// The cancel flag, set from another thread, stops a candidate that would run to the
+// deadline, and a reference computation the same way: the child is killed at once and
+// EvaluationCancelled thrown; the next candidate runs in a fresh child.
+TEST_F(LocalEvaluatorTest, TheCancelFlagStopsTheWorkInProgressAtOnce) {
+  std::atomic<bool> cancel{false};
+  LocalEvaluatorOptions o = options(/*deadline=*/60);
+  o.cancel = &cancel;
+  LocalEvaluator ev(blur_setup(), o);
+  const pid_t child = ev.child_pid();
+  ASSERT_GT(child, 0);
+  std::chrono::steady_clock::time_point cancelled_at;
+  std::thread canceller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));  // into the sleep
+    cancelled_at = std::chrono::steady_clock::now();
+    cancel = true;
+  });
+  EXPECT_THROW(ev.evaluate({"# fault: sleep\n"}, "train", 0), EvaluationCancelled);
+  const double stopped_after =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelled_at).count();
+  canceller.join();
+  EXPECT_LT(stopped_after, 0.5);
+  EXPECT_EQ(ev.child_pid(), -1);
+  EXPECT_NE(kill(child, 0), 0) << "the child was not killed and reaped";
+  cancel = false;
+  EXPECT_TRUE(ev.evaluate({"bx.compute_root()\n"}, "train", 0)[0].ok());
+  EXPECT_EQ(ev.children_started(), 2);
+
+  // While computing a reference that would run for minutes: the constructor throws.
+  EvaluationSetup hang = blur_setup();
+  hang.pipeline_source = R"(pipeline hang
+input in : f32[x, y, c]
+func out(x, y, c) = sum(i in 0..100000000 : in(x, y, c))
+output out
+)";
+  hang.images = {{"train", {source_path("datasets/fixtures/natural-high-64x48.png")}}};
+  std::thread again([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    cancelled_at = std::chrono::steady_clock::now();
+    cancel = true;
+  });
+  EXPECT_THROW(LocalEvaluator(hang, o), EvaluationCancelled);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - cancelled_at).count(),
+            0.5);
+  again.join();
 }
 
 // The child dies with the thread that started it (PR_SET_PDEATHSIG): here a thread that

@@ -508,6 +508,37 @@ TEST(WorkerPool, CancelDropsTheRunsJobsAndWakesItsWaiters) {
   EXPECT_EQ(pool.run_counters("r2").completed, 1);
 }
 
+// A cancel reaches the workers measuring the run's jobs (the service answers their held
+// heartbeats with take_cancelled()): each holder is told of its own revoked jobs once; jobs
+// that were queued, done or of other runs are not mentioned, nor to a lost worker.
+TEST(WorkerPool, CancelTellsEachHolderOfItsRevokedLeasesOnce) {
+  FakeClock clock;
+  WorkerPool pool({}, clock.fn());
+  std::string w1 = pool.register_worker(caps("h1", kX86));
+  std::string w2 = pool.register_worker(caps("h2", kX86));
+  std::string w3 = pool.register_worker(caps("h3", kX86));
+  pool.submit("r1", jobs("a", 6));
+  pool.submit("r2", jobs("b", 2));
+  ASSERT_EQ(ids(pool.lease(w1, 3)), (std::vector<std::string>{"a0", "b0", "a1"}));
+  ASSERT_EQ(ids(pool.lease(w2, 2)), (std::vector<std::string>{"b1", "a2"}));
+  ASSERT_EQ(ids(pool.lease(w3, 1)), (std::vector<std::string>{"a3"}));
+  ASSERT_EQ(pool.report(w1, "a0", result(1.0)), ReportOutcome::Accepted);
+  pool.worker_gone(w3);  // a3 back in the queue; w3 lost
+  EXPECT_TRUE(pool.take_cancelled(w1).empty());
+
+  pool.cancel_run("r1");
+  EXPECT_EQ(pool.take_cancelled(w1), (std::vector<std::string>{"a1"}));
+  EXPECT_EQ(pool.take_cancelled(w2), (std::vector<std::string>{"a2"}));
+  EXPECT_TRUE(pool.take_cancelled(w3).empty());
+  EXPECT_TRUE(pool.take_cancelled(w1).empty()) << "told once";
+  EXPECT_TRUE(pool.take_cancelled("nobody").empty());
+
+  // Releasing a run that still holds leases revokes them too.
+  pool.release_run("r2");
+  EXPECT_EQ(pool.take_cancelled(w1), (std::vector<std::string>{"b0"}));
+  EXPECT_EQ(pool.take_cancelled(w2), (std::vector<std::string>{"b1"}));
+}
+
 TEST(WorkerPool, ReleaseForgetsAFinishedRun) {
   FakeClock clock;
   WorkerPool pool({}, clock.fn());
