@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <optional>
+#include <thread>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
@@ -117,6 +119,41 @@ proto::RunProgress CoordinatorClient::watch(
     throw RpcError("watch run " + std::to_string(run_id),
                    {grpc::StatusCode::INTERNAL, "the stream ended empty"});
   return last;
+}
+
+proto::RunProgress CoordinatorClient::watch_through_restarts(
+    int64_t run_id, const std::function<void(const proto::RunProgress&)>& on_progress,
+    std::chrono::milliseconds patience, const std::function<void(const std::string&)>& on_retry) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point heard = Clock::now();
+  std::chrono::milliseconds delay(200);
+  for (;;) {
+    std::string why;
+    std::optional<RpcError> failure;
+    proto::RunProgress last;
+    try {
+      last = watch(run_id, [&](const proto::RunProgress& p) {
+        heard = Clock::now();
+        delay = std::chrono::milliseconds(200);
+        if (on_progress) on_progress(p);
+      });
+      if (last.state() != "running") return last;
+      why = "run " + std::to_string(run_id) + " is waiting to resume";
+    } catch (const RpcError& e) {
+      // Only a coordinator out of reach is waited for; a refusal (no such run, a bad
+      // token) is final.
+      if (e.code() != grpc::StatusCode::UNAVAILABLE) throw;
+      why = e.what();
+      failure = e;
+    }
+    if (Clock::now() - heard >= patience) {
+      if (failure) throw *failure;
+      return last;
+    }
+    if (on_retry) on_retry(why);
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+  }
 }
 
 proto::RunProgress CoordinatorClient::status(int64_t run_id) {

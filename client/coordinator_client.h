@@ -17,6 +17,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -84,6 +85,16 @@ class CoordinatorClient {
   /// Calls `on_progress` for every update until the run ends; returns the last one.
   proto::RunProgress watch(int64_t run_id,
                            const std::function<void(const proto::RunProgress&)>& on_progress = {});
+  /// As watch(), through restarts of the coordinator: a stream that breaks UNAVAILABLE
+  /// (the coordinator killed or draining), or that ends while the run is still running (a
+  /// restarted coordinator that has not resumed it yet), is opened again with backoff, as
+  /// long as the coordinator has been silent for less than `patience`. `on_retry` hears
+  /// each wait's reason. Past the patience it throws the last RpcError, or returns the
+  /// last update (still running).
+  proto::RunProgress watch_through_restarts(
+      int64_t run_id, const std::function<void(const proto::RunProgress&)>& on_progress,
+      std::chrono::milliseconds patience,
+      const std::function<void(const std::string& why)>& on_retry = {});
   /// The run's progress now (the first update of a watch).
   proto::RunProgress status(int64_t run_id);
   std::vector<proto::RunSummary> runs();

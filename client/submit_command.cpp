@@ -3,6 +3,7 @@
 // Takes the search options of `stipple tune`, with the same defaults (the bundled photos,
 // the .sched beside FILE as the baseline), so the same submit and the same tune run the
 // same search. With --wait it shows the run's progress as `tune` does and prints its front.
+#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <iostream>
@@ -27,6 +28,7 @@ struct SubmitOptions {
   std::string baseline;
   client::SubmitSpec spec;
   bool wait = false;
+  double reconnect_s = 60;
 };
 
 int run_submit(const SubmitOptions& opt) {
@@ -57,8 +59,15 @@ int run_submit(const SubmitOptions& opt) {
     proto::RunProgress last;
     {
       ProgressPrinter printer;
-      last = coordinator.watch(run,
-                               [&](const proto::RunProgress& p) { printer(to_tune_progress(p)); });
+      // A coordinator that restarts resumes the run: wait for it rather than give up.
+      std::string said;
+      last = coordinator.watch_through_restarts(
+          run, [&](const proto::RunProgress& p) { printer(to_tune_progress(p)); },
+          std::chrono::milliseconds(int64_t(opt.reconnect_s * 1000)),
+          [&](const std::string& why) {
+            if (why != said) std::cerr << why << "; reconnecting\n";
+            said = why;
+          });
     }
     if (last.state() != "done") {
       std::cout << "run " << run << " is " << last.state()
@@ -114,6 +123,11 @@ CommandRunner add_submit_command(CLI::App& app) {
                   "the workers' target key to measure on (see `stipple workers`); default: "
                   "the target of the registered workers");
   cmd->add_flag("--wait", opt->wait, "show the run's progress until it ends, then its front");
+  cmd->add_option("--reconnect-for", opt->reconnect_s,
+                  "with --wait: how long to keep reconnecting to a coordinator that went away "
+                  "(it resumes the run when it starts again), in seconds")
+      ->check(CLI::Range(0.0, 86400.0))
+      ->capture_default_str();
   return [opt]() { return run_submit(*opt); };
 }
 

@@ -1,6 +1,8 @@
 #include "storage/sqlite.h"
 
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "storage/database.h"
@@ -25,6 +27,45 @@ std::string one_line(std::string_view sql) {
   return out;
 }
 
+// The errno of the latest failed system call on the connection's WAL (or rollback journal)
+// file, else its database file, else the connection's; 0 if none says. The files keep
+// theirs (SQLITE_FCNTL_LAST_ERRNO): sqlite3_system_errno is only set for some codes (never
+// for SQLITE_FULL) and reads errno after later calls may have changed it.
+int last_os_errno(sqlite3* db) {
+  int e = 0;
+  sqlite3_file* journal = nullptr;
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_JOURNAL_POINTER, &journal) == SQLITE_OK &&
+      journal != nullptr && journal->pMethods != nullptr &&
+      journal->pMethods->xFileControl(journal, SQLITE_FCNTL_LAST_ERRNO, &e) == SQLITE_OK &&
+      e != 0) {
+    return e;
+  }
+  if (sqlite3_file_control(db, "main", SQLITE_FCNTL_LAST_ERRNO, &e) == SQLITE_OK && e != 0) {
+    return e;
+  }
+  return sqlite3_system_errno(db);
+}
+
+// SQLite's words for a failed system call ("disk I/O error", "database or disk is full",
+// "attempt to write a readonly database") do not say which: the OS's reason does ("Operation
+// not permitted" for an immutable file, "No space left on device"). Only for the codes that
+// come from a system call, as a file's errno may be left over from an earlier failure.
+std::string with_os_reason(sqlite3* db, int rc, std::string message) {
+  if (db == nullptr) return message;
+  const int primary = rc & 0xff;
+  if (primary != SQLITE_IOERR && primary != SQLITE_FULL && primary != SQLITE_CANTOPEN &&
+      primary != SQLITE_READONLY && primary != SQLITE_PERM) {
+    return message;
+  }
+  int os_errno = last_os_errno(db);
+  // The unix VFS answers a write that ENOSPC cut short with SQLITE_FULL and clears the
+  // file's errno ("not a system error"); the other SQLITE_FULL, a max_page_count reached,
+  // is never set here.
+  if (os_errno == 0 && primary == SQLITE_FULL) os_errno = ENOSPC;
+  if (os_errno != 0) message += " (" + std::string(std::strerror(os_errno)) + ")";
+  return message;
+}
+
 }  // namespace
 
 StorageError::StorageError(const std::string& message, std::string sql, int code)
@@ -36,8 +77,11 @@ StorageError::StorageError(const std::string& message, std::string sql, int code
 void throw_sqlite_error(sqlite3* db, int rc, std::string_view sql) {
   // The connection's message describes the latest failure; a bare code is all there is
   // when the connection itself could not be made.
+  // The extended code tells an I/O error's kind (778: a write) where rc may be the primary.
+  if (db != nullptr) rc = sqlite3_extended_errcode(db);
   std::string message = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-  throw StorageError("SQLite error " + std::to_string(rc) + ": " + message, one_line(sql), rc);
+  throw StorageError("SQLite error " + std::to_string(rc) + ": " + with_os_reason(db, rc, message),
+                     one_line(sql), rc);
 }
 
 void exec(sqlite3* db, std::string_view sql) {
@@ -47,7 +91,9 @@ void exec(sqlite3* db, std::string_view sql) {
   if (rc == SQLITE_OK) return;
   std::string what = message != nullptr ? message : sqlite3_errstr(rc);
   sqlite3_free(message);
-  throw StorageError("SQLite error " + std::to_string(rc) + ": " + what, one_line(sql), rc);
+  rc = sqlite3_extended_errcode(db);
+  throw StorageError("SQLite error " + std::to_string(rc) + ": " + with_os_reason(db, rc, what),
+                     one_line(sql), rc);
 }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db), sql_(sql) {

@@ -236,6 +236,14 @@ int main(int argc, char** argv) {
     measurement = std::make_unique<Measurement>(
         wire::setup_from_json(nlohmann::json::parse(line).at("setup")),
         phases ? phases->gate() : MeasurementGate{}, reference_cache);
+  } catch (const std::bad_alloc&) {
+    // A reference output past the memory limit (new, or the generated code's buffers) is
+    // the setup's out_of_memory, as a candidate's would be, not a bad setup.
+    send({{"fatal",
+           "an allocation failed under the evaluator's memory limit while computing "
+           "the reference outputs (the pipeline under its default schedule)"},
+          {"status", to_string(EvaluationStatus::OutOfMemory)}});
+    return 2;
   } catch (const std::exception& e) {
     send({{"fatal", e.what()}});
     return 2;

@@ -164,6 +164,16 @@ void LocalEvaluator::start() {
   nlohmann::json hello = nlohmann::json::parse(line);
   if (hello.contains("fatal")) {
     stop();
+    // A status with it is how the references failed (out_of_memory): the setup's failure,
+    // recorded as such for its candidates; without one the setup itself is bad.
+    const std::optional<EvaluationStatus> status =
+        parse_evaluation_status(hello.value("status", std::string()));
+    if (status) {
+      EvaluationResult failed;
+      failed.status = *status;
+      failed.reason = hello["fatal"].get<std::string>();
+      throw SetupFailed(failed);
+    }
     throw UserError(hello["fatal"].get<std::string>());
   }
   host_ = hello.at("host").get<std::string>();

@@ -1,5 +1,6 @@
 #include "compiler_core/support/files.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -81,22 +82,31 @@ void write_text_file(const std::string& path, const std::string& text) {
   // file (workers sharing a photo cache, coordinator threads) never write into each other.
   const std::string temp = path + ".tmp." + std::to_string(::getpid()) + "." +
                            std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
-  // A write that fails (a full disk, a file size limit) takes its temporary file with it.
-  auto fail = [&](const std::string& why) {
+  // A write that fails (a full disk, a file size limit) takes its temporary file with it,
+  // and says what the OS said: "No space left on device" is not the user's mistake.
+  const auto fail = [&](const std::string& what, int error_number) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
-    throw UserError(why);
+    throw FileWriteError(what + ": " + std::strerror(error_number), error_number);
   };
-  {
-    std::ofstream out(temp, std::ios::binary | std::ios::trunc);
-    if (!out) fail("cannot write '" + temp + "'");
-    out << text;
-    out.flush();
-    if (!out) fail("error while writing '" + temp + "'");
+  // POSIX calls rather than a stream: each failure's errno is the one the OS gave.
+  const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("cannot write '" + temp + "'", errno);
+  size_t done = 0;
+  while (done < text.size()) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      const int e = n < 0 ? errno : EIO;
+      ::close(fd);
+      fail("error while writing '" + temp + "'", e);
+    }
+    done += size_t(n);
   }
+  if (::close(fd) != 0) fail("error while writing '" + temp + "'", errno);
   std::error_code ec;
   std::filesystem::rename(temp, path, ec);
-  if (ec) fail("cannot rename '" + temp + "' to '" + path + "': " + ec.message());
+  if (ec) fail("cannot rename '" + temp + "' to '" + path + "'", ec.value());
 }
 
 }  // namespace stipple

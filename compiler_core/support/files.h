@@ -7,6 +7,8 @@
 #include <string>
 #include <string_view>
 
+#include "compiler_core/ir/error.h"
+
 namespace stipple {
 
 /// The most a program, schedule, manifest, key or certificate may be: far above any real
@@ -34,9 +36,23 @@ std::string read_text_file(const std::string& path, std::string_view what = "fil
                            size_t limit = kMaxTextFileBytes,
                            const std::function<void(std::string_view head)>& check_head = {});
 
+/// A file that could not be written, with the OS's reason in the message and as errno. A
+/// UserError, as a bad output path is the user's; a caller writing its own files (the
+/// coordinator's data folder) tells a full disk from bad input by it.
+class FileWriteError : public UserError {
+ public:
+  FileWriteError(const std::string& message, int error_number)
+      : UserError(message), error_number_(error_number) {}
+  int error_number() const { return error_number_; }
+
+ private:
+  int error_number_;
+};
+
 /// Writes `text` to `path` atomically: into a temporary file of this process and thread
-/// beside it, then a rename, so a failed write never leaves half a file and concurrent
-/// writers of one content-addressed file never write into each other. Throws UserError.
+/// beside it, then a rename, so a failed write never leaves half a file (nor its temporary
+/// file) and concurrent writers of one content-addressed file never write into each other.
+/// Throws FileWriteError with the OS's reason ("No space left on device").
 void write_text_file(const std::string& path, const std::string& text);
 
 }  // namespace stipple

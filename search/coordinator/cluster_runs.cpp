@@ -59,10 +59,20 @@ std::string safe_file_name(const std::string& name, const std::string& fallback)
 
 /// Writes `bytes` to `path` unless it is there already (content-addressed: same name, same
 /// bytes), through a temporary file renamed into place, so a crash never leaves half a file.
+/// A file the coordinator cannot write (a full disk, a read-only data folder) is its own
+/// failure, not the client's: UNAVAILABLE with the OS's reason, never INVALID_ARGUMENT.
 void store_file(const fs::path& path, const std::string& bytes) {
   if (fs::exists(path)) return;
-  fs::create_directories(path.parent_path());
-  write_text_file(path.string(), bytes);
+  try {
+    fs::create_directories(path.parent_path());
+    write_text_file(path.string(), bytes);
+  } catch (const FileWriteError& e) {
+    refuse(grpc::StatusCode::UNAVAILABLE,
+           std::string("the coordinator cannot store the submitted files: ") + e.what());
+  } catch (const fs::filesystem_error& e) {
+    refuse(grpc::StatusCode::UNAVAILABLE,
+           std::string("the coordinator cannot store the submitted files: ") + e.what());
+  }
 }
 
 proto::RunProgress to_message(int64_t run_id, const search::TuneProgress& p) {
@@ -229,11 +239,6 @@ void ClusterRuns::run_session(std::shared_ptr<ActiveRun> r) {
     cancelled = r->cancelled;
   }
   if (cancelled && state != "done") state = "cancelled";
-  try {
-    if (state == "failed" || state == "cancelled") r->db->set_run_state(r->id, state);
-  } catch (const std::exception& e) {
-    spdlog::error("run {}: cannot mark it {}: {}", r->id, state, e.what());
-  }
   if (state == "running") {
     spdlog::info("run {}: stopped; it resumes when the coordinator starts again", r->id);
   } else {
@@ -241,15 +246,52 @@ void ClusterRuns::run_session(std::shared_ptr<ActiveRun> r) {
     pool_.release_run(r->evaluator->pool_run_id());
     service_.unbind_run(r->evaluator->pool_run_id());
   }
+  // The waiting clients hear the end now, with its reason; the database may take longer.
   {
     std::lock_guard lock(mu_);
     r->progress.set_state(state);
     if (state != "running") r->progress.set_phase("done");
     r->progress.set_message(message);
+    ++r->version;
+  }
+  changed_.notify_all();
+  if (state == "failed" || state == "cancelled") mark_ended(*r, state);
+  {
+    std::lock_guard lock(mu_);
     r->finished = true;
     ++r->version;
   }
   changed_.notify_all();
+}
+
+void ClusterRuns::mark_ended(ActiveRun& r, const std::string& state) {
+  // A run that failed because its database cannot be written (a full disk, a read-only or
+  // immutable file) cannot be marked failed either, until the disk has room or the file is
+  // writable again: it is tried again with backoff, so that the database does not say
+  // "running" (and the next start resume it) for a run its clients were told had failed.
+  auto delay = std::chrono::milliseconds(500);
+  for (int attempt = 1;; ++attempt) {
+    try {
+      r.db->set_run_state(r.id, state);
+      if (attempt > 1) spdlog::info("run {}: marked {} in the database at last", r.id, state);
+      return;
+    } catch (const std::exception& e) {
+      if (draining_) {
+        spdlog::error(
+            "run {}: cannot mark it {}: {}; the database says running, and the next start "
+            "resumes it",
+            r.id, state, e.what());
+        return;
+      }
+      if (attempt == 1) {
+        spdlog::error("run {}: cannot mark it {} yet: {}; trying again until it can", r.id, state,
+                      e.what());
+      }
+    }
+    std::unique_lock lock(mu_);
+    changed_.wait_for(lock, delay, [&] { return draining_.load(); });
+    delay = std::min(delay * 2, std::chrono::milliseconds(5000));
+  }
 }
 
 int ClusterRuns::resume_unfinished() {
@@ -276,8 +318,13 @@ int ClusterRuns::resume_unfinished() {
                    run.budget_evaluations);
     } catch (const std::exception& e) {
       spdlog::error("run {}: cannot resume: {}", run.id, e.what());
-      std::lock_guard lock(query_mu_);
-      query_db_->set_run_state(run.id, "failed");
+      try {
+        std::lock_guard lock(query_mu_);
+        query_db_->set_run_state(run.id, "failed");
+      } catch (const std::exception& f) {
+        // An unwritable database: the run stays "running" and is tried at the next start.
+        spdlog::error("run {}: cannot mark it failed: {}", run.id, f.what());
+      }
     }
   }
   return resumed;
@@ -577,7 +624,8 @@ grpc::Status ClusterRuns::watch(int64_t run_id, const grpc::ServerContextBase& c
       finished = r->finished;
     }
     if (context.IsCancelled()) return {grpc::StatusCode::CANCELLED, "the client went away"};
-    if (changed && !write(m)) return grpc::Status::OK;  // the client went away
+    if (changed && !write(m)) return grpc::Status::OK;    // the client went away
+    if (m.state() != "running") return grpc::Status::OK;  // its end, with the reason
     if (finished) {
       if (m.state() == "running") {
         return {grpc::StatusCode::UNAVAILABLE,
@@ -643,7 +691,8 @@ grpc::Status ClusterRuns::cancel(int64_t run_id, proto::CancelRunResponse* respo
     pool_.cancel_run(r->evaluator->pool_run_id());
     std::unique_lock lock(mu_);
     // The session stops within one candidate's await poll; its thread marks the run.
-    changed_.wait_for(lock, std::chrono::seconds(30), [&] { return r->finished; });
+    changed_.wait_for(lock, std::chrono::seconds(30),
+                      [&] { return r->finished || r->progress.state() != "running"; });
     response->set_state(r->progress.state());
     return grpc::Status::OK;
   }

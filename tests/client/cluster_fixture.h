@@ -62,7 +62,9 @@ class ClusterTest : public CommandTest {
     CommandTest::TearDown();
   }
 
-  Process spawn(const std::vector<std::string>& args, const std::string& name) {
+  /// Runs `program` (the stipple binary unless given) with `args`.
+  Process spawn(const std::vector<std::string>& args, const std::string& name,
+                const std::string& program = STIPPLE_BINARY) {
     Process p;
     p.out = path(name + ".out");
     p.err = path(name + ".err");
@@ -74,7 +76,7 @@ class ClusterTest : public CommandTest {
       dup2(out, 1);
       dup2(err, 2);
       std::vector<char*> argv;
-      std::string binary = STIPPLE_BINARY;
+      std::string binary = program;
       argv.push_back(binary.data());
       std::vector<std::string> copy = args;
       for (std::string& a : copy) argv.push_back(a.data());
@@ -118,17 +120,22 @@ class ClusterTest : public CommandTest {
                                      "--db", db_path()};
     args.insert(args.end(), extra.begin(), extra.end());
     coordinator_ = spawn(args, "coordinator" + std::to_string(++coordinators_));
+    return address_of(coordinator_);
+  }
+
+  /// The address `coordinator` listens on, once it does.
+  std::string address_of(const Process& coordinator) {
     std::string address;
     const bool up = wait_until(
         [&] {
-          const std::string out = read_file(coordinator_.out);
+          const std::string out = read_file(coordinator.out);
           const size_t at = out.find("listening on ");
           if (at == std::string::npos) return false;
           address = out.substr(at + 13, out.find('\n', at) - at - 13);
           return true;
         },
         15s);
-    EXPECT_TRUE(up) << read_file(coordinator_.err);
+    EXPECT_TRUE(up) << read_file(coordinator.err);
     return address;
   }
 

@@ -164,6 +164,33 @@ output out
   EXPECT_EQ(real.status, EvaluationStatus::OutOfMemory) << real.reason;
 }
 
+// References past the memory limit: a func with an update is computed at root under the
+// default schedule, over 1000x1000 times the photo (34 GiB of f32 for a 64x48 photo's three
+// channels, over the 2 GiB limit; 9e9 points, under the work limit), so the reference's
+// allocation fails. That is
+// the setup's out_of_memory, as a candidate's would be, not an `error` (a bad setup).
+TEST_F(LocalEvaluatorTest, ReferencesPastTheMemoryLimitAreOutOfMemory) {
+  if (address_sanitizer_active())
+    GTEST_SKIP() << "the address-space limit is off under AddressSanitizer";
+  LocalEvaluatorOptions o = options();
+  o.memory_limit_bytes = int64_t(2) << 30;
+  EvaluationSetup huge = blur_setup();
+  huge.pipeline_source = R"(pipeline hugeref
+input in : f32[x, y, c]
+func big(x, y, c) = in(x, y, c) * 2.0
+big(x, y, c) += 1.0
+func out(x, y, c) = big(x * 1000, y * 1000, c)
+output out
+)";
+  try {
+    LocalEvaluator ev(huge, o);
+    ADD_FAILURE() << "the references were computed";
+  } catch (const SetupFailed& e) {
+    EXPECT_EQ(e.result.status, EvaluationStatus::OutOfMemory) << e.result.reason;
+    EXPECT_NE(e.result.reason.find("reference"), std::string::npos) << e.result.reason;
+  }
+}
+
 TEST_F(LocalEvaluatorTest, NanOutputsAreFailures) {
   EvaluationSetup s = blur_setup();
   s.pipeline_source = R"(pipeline nan
