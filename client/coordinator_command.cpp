@@ -8,7 +8,9 @@
 // - SIGTERM or SIGINT drains: no new runs, every run stops after its batch in hand (the
 //   batch is not committed, so nothing half-measured is kept) and stays "running" to
 //   resume at the next start, the health status turns NOT_SERVING, then the server stops.
-// - Without a token it listens on loopback addresses only, unless --insecure.
+// - Without a token it listens on loopback addresses only, unless --insecure. With one,
+//   every call needs it, grpc.health.v1's too, and one without it is refused on its
+//   headers, before its message is received (rpc_security.h).
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 #include <spdlog/spdlog.h>

@@ -1,10 +1,14 @@
 #include "proto/rpc_security.h"
 
 #include <arpa/inet.h>
+#include <grpc/grpc_security.h>
 
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <stdexcept>
+#include <vector>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/support/files.h"
@@ -39,6 +43,90 @@ std::string host_of(const std::string& address) {
   if (colon != std::string::npos && address.find(':') == colon) return address.substr(0, colon);
   return address;
 }
+
+// The token rule, on the value of a call's "authorization" header (nullopt: none sent):
+// check_token and the servers' metadata processor both judge by it.
+grpc::Status judge_authorization(const std::optional<grpc::string_ref>& sent,
+                                 const std::string& expected) {
+  if (expected.empty()) return grpc::Status::OK;
+  if (!sent) {
+    return grpc::Status(
+        grpc::StatusCode::UNAUTHENTICATED,
+        "this coordinator needs a token: give --token-file or set " + std::string(kTokenVariable));
+  }
+  const std::string value(sent->data(), sent->size());
+  const std::string bearer = kBearer;
+  if (value.rfind(bearer, 0) != 0 ||
+      !equal_in_constant_time(value.substr(bearer.size()), expected)) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong token");
+  }
+  return grpc::Status::OK;
+}
+
+// gRPC core's metadata processor (state: the expected token). It runs in the server's
+// auth filter on a call's initial metadata, before the server asks the transport for the
+// call's message, so a refused call's body is never read into memory: HTTP/2 flow control
+// leaves it with the client. Inline, not on a thread: the check is a comparison.
+void process_token(void* state, grpc_auth_context* /*peer: the token alone decides*/,
+                   const grpc_metadata* metadata, size_t count,
+                   grpc_process_auth_metadata_done_cb done, void* call) {
+  std::optional<grpc::string_ref> sent;
+  for (size_t i = 0; i < count; ++i) {
+    const grpc_slice& key = metadata[i].key;
+    if (grpc::string_ref(reinterpret_cast<const char*>(GRPC_SLICE_START_PTR(key)),
+                         GRPC_SLICE_LENGTH(key)) == kAuthorization) {
+      const grpc_slice& value = metadata[i].value;
+      sent = grpc::string_ref(reinterpret_cast<const char*>(GRPC_SLICE_START_PTR(value)),
+                              GRPC_SLICE_LENGTH(value));
+    }
+  }
+  const grpc::Status st = judge_authorization(sent, *static_cast<const std::string*>(state));
+  // Nothing consumed: the handlers' check_token sees the same header.
+  done(call, nullptr, 0, nullptr, 0, static_cast<grpc_status_code>(st.error_code()),
+       st.ok() ? nullptr : st.error_message().c_str());
+}
+
+// Server credentials, plaintext or TLS, that refuse a call without the token (when there
+// is one) on its headers. gRPC's own InsecureServerCredentials cannot take a metadata
+// processor (1.51 asserts), so both kinds are built from gRPC core's credentials, which can.
+class TokenServerCredentials final : public grpc::ServerCredentials {
+ public:
+  /// `tls` null: plaintext.
+  TokenServerCredentials(const std::string& token, const grpc::SslServerCredentialsOptions* tls) {
+    // Built here, not by the caller: the base class has initialised gRPC.
+    if (tls == nullptr) {
+      core_ = grpc_insecure_server_credentials_create();
+    } else {
+      std::vector<grpc_ssl_pem_key_cert_pair> pairs;
+      for (const auto& pair : tls->pem_key_cert_pairs)
+        pairs.push_back({pair.private_key.c_str(), pair.cert_chain.c_str()});
+      core_ = grpc_ssl_server_credentials_create_ex(
+          tls->pem_root_certs.empty() ? nullptr : tls->pem_root_certs.c_str(), pairs.data(),
+          pairs.size(), tls->client_certificate_request, nullptr);
+    }
+    if (!token.empty()) {
+      grpc_server_credentials_set_auth_metadata_processor(
+          core_, {process_token, [](void* state) { delete static_cast<std::string*>(state); },
+                  new std::string(token)});
+    }
+  }
+  ~TokenServerCredentials() override { grpc_server_credentials_release(core_); }
+  TokenServerCredentials(const TokenServerCredentials&) = delete;
+  TokenServerCredentials& operator=(const TokenServerCredentials&) = delete;
+
+  // gRPC's interface; nothing here calls it. Another processor would silently replace the
+  // token check, so it is refused rather than taken.
+  void SetAuthMetadataProcessor(const std::shared_ptr<grpc::AuthMetadataProcessor>&) override {
+    throw std::logic_error("the coordinator's server credentials check its token themselves");
+  }
+
+ private:
+  int AddPortToServer(const std::string& address, grpc_server* server) override {
+    return grpc_server_add_http2_port(server, address.c_str(), core_);
+  }
+
+  grpc_server_credentials* core_ = nullptr;
+};
 
 }  // namespace
 
@@ -75,7 +163,8 @@ std::shared_ptr<grpc::ServerCredentials> server_credentials(const std::string& a
                     " without a token: give --token-file (or set " + kTokenVariable +
                     "), listen on a loopback address, or pass --insecure");
   }
-  if (!options.tls.enabled()) return grpc::InsecureServerCredentials();
+  if (!options.tls.enabled())
+    return std::make_shared<TokenServerCredentials>(options.token, nullptr);
   if (options.tls.cert.empty() || options.tls.key.empty()) {
     throw UserError("TLS needs both the server's certificate and its key");
   }
@@ -86,7 +175,7 @@ std::shared_ptr<grpc::ServerCredentials> server_credentials(const std::string& a
     ssl.pem_root_certs = read_text_file(options.tls.ca, "CA certificate");
   ssl.pem_key_cert_pairs.push_back({read_text_file(options.tls.key, "private key"),
                                     read_text_file(options.tls.cert, "certificate")});
-  return grpc::SslServerCredentials(ssl);
+  return std::make_shared<TokenServerCredentials>(options.token, &ssl);
 }
 
 std::shared_ptr<grpc::ChannelCredentials> channel_credentials(const SecurityOptions& options) {
@@ -109,20 +198,10 @@ void authorize(grpc::ClientContext& context, const std::string& token) {
 }
 
 grpc::Status check_token(const grpc::ServerContextBase& context, const std::string& expected) {
-  if (expected.empty()) return grpc::Status::OK;
   const auto& metadata = context.client_metadata();
   auto it = metadata.find(kAuthorization);
-  if (it == metadata.end()) {
-    return grpc::Status(
-        grpc::StatusCode::UNAUTHENTICATED,
-        "this coordinator needs a token: give --token-file or set " + std::string(kTokenVariable));
-  }
-  const std::string sent(it->second.data(), it->second.size());
-  const std::string bearer = kBearer;
-  if (sent.rfind(bearer, 0) != 0 || !equal_in_constant_time(sent.substr(bearer.size()), expected)) {
-    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "wrong token");
-  }
-  return grpc::Status::OK;
+  return judge_authorization(
+      it == metadata.end() ? std::nullopt : std::optional<grpc::string_ref>(it->second), expected);
 }
 
 }  // namespace stipple::rpc

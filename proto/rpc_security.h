@@ -5,14 +5,19 @@
 //
 //   rpc::SecurityOptions s;  s.token = rpc::load_token(token_file);  s.tls.cert = ...;
 //   builder.AddListeningPort(addr, rpc::server_credentials(addr, s));   // coordinator
-//   ... in each handler:  if (auto st = rpc::check_token(*ctx, s.token); !st.ok()) return st;
+//   ... and in each handler, again:  if (auto st = rpc::check_token(*ctx, s.token); !st.ok()) ...
 //   auto channel = grpc::CreateChannel(addr, rpc::channel_credentials(s));   // clients
 //   grpc::ClientContext ctx;  rpc::authorize(ctx, s.token);
 //
 // - Without a token a server listens on a loopback address only, unless told `insecure`:
 //   a coordinator on the network with no token would take jobs and pipelines from anyone.
 // - With a token every call must carry it ("authorization: Bearer TOKEN"); one without it,
-//   or with another, fails with UNAUTHENTICATED before anything is read or written.
+//   or with another, fails with UNAUTHENTICATED before anything is read or written. The
+//   server's credentials judge it on the call's headers, before gRPC reads the call's
+//   message (issue #25): a client without the token cannot make the server buffer a body
+//   of up to its message limit, however many calls it sends. This covers every service of
+//   the server, grpc.health.v1 included. check_token in the handlers is the same rule,
+//   for servers built with other credentials.
 // - TLS: the server's certificate and key; mutual TLS: a CA too, and the server then
 //   requires and verifies client certificates. Clients pass the CA they trust, and their
 //   own certificate and key for mutual TLS.
@@ -47,7 +52,9 @@ std::string load_token(const std::string& token_file);
 /// connections from this machine: 127.0.0.0/8, ::1, "localhost" and Unix sockets.
 bool is_loopback_address(const std::string& address);
 
-/// The credentials for a server listening on `address`. UserError when the options are
+/// The credentials for a server listening on `address`, plaintext or TLS. With a token
+/// they refuse a call without it on its headers, before its message is read, with
+/// check_token's status; without one they take every call. UserError when the options are
 /// unsafe (no token on a non-loopback address without `insecure`) or incomplete (TLS
 /// without both certificate and key), or a certificate file cannot be read.
 std::shared_ptr<grpc::ServerCredentials> server_credentials(const std::string& address,

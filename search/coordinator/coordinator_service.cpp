@@ -109,7 +109,8 @@ grpc::Status unimplemented() {
   return {grpc::StatusCode::UNIMPLEMENTED, "this server does not serve runs"};
 }
 
-/// The request of a raw call: the token first, then its bytes parsed (a body that does
+/// The request of a raw call: the token first (again: the server's credentials refused a
+/// call without it before its body was received), then its bytes parsed (a body that does
 /// not parse is INVALID_ARGUMENT naming the message it is not).
 template <typename Request>
 grpc::Status parse_raw(const grpc::CallbackServerContext& context, const std::string& token,

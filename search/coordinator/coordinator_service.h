@@ -5,8 +5,9 @@
 // watch, list, front, cancel) go to the coordinator's runs (search/cluster_runs.h), set
 // with set_client_calls(); without them they answer UNIMPLEMENTED.
 //
-// - Every call checks the token first (rpc::check_token): a call without the right one
-//   fails with UNAUTHENTICATED before anything is read or written.
+// - A call without the right token fails with UNAUTHENTICATED before anything is read or
+//   written: the server's credentials (rpc::server_credentials) refuse it on its headers,
+//   before its message is received, and every handler checks again (rpc::check_token).
 // - Input is validated before the pool sees it: a malformed result (unknown status, an
 //   image count other than the split's photo count, a NaN or negative time) fails the
 //   whole call with INVALID_ARGUMENT and changes nothing.

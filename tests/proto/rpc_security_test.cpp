@@ -35,12 +35,14 @@ class CountingCoordinator final : public proto::Coordinator::Service {
   std::string token_;
 };
 
-// A server on an ephemeral loopback port.
+// A server on an ephemeral loopback port (taking messages up to `max_message_bytes`).
 struct TestServer {
-  TestServer(const SecurityOptions& options, const std::string& host = "127.0.0.1")
+  TestServer(const SecurityOptions& options, const std::string& host = "127.0.0.1",
+             int max_message_bytes = 4 << 20)
       : service(options.token) {
     grpc::ServerBuilder builder;
     builder.AddListeningPort(host + ":0", server_credentials(host + ":0", options), &port);
+    builder.SetMaxReceiveMessageSize(max_message_bytes);
     builder.RegisterService(&service);
     server = builder.BuildAndStart();
   }
@@ -53,14 +55,15 @@ struct TestServer {
 };
 
 grpc::Status heartbeat(const std::string& address, const SecurityOptions& client,
-                       proto::HeartbeatResponse* response = nullptr) {
+                       proto::HeartbeatResponse* response = nullptr,
+                       const std::string& worker_id = "w1") {
   auto stub =
       proto::Coordinator::NewStub(grpc::CreateChannel(address, channel_credentials(client)));
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
   authorize(context, client.token);
   proto::HeartbeatRequest request;
-  request.set_worker_id("w1");
+  request.set_worker_id(worker_id);
   proto::HeartbeatResponse ignored;
   return stub->Heartbeat(&context, request, response ? response : &ignored);
 }
@@ -136,6 +139,40 @@ TEST_F(RpcSecurity, EveryCallNeedsTheToken) {
   EXPECT_TRUE(st.ok()) << st.error_message();
   EXPECT_TRUE(response.known());
   EXPECT_EQ(server.service.accepted, 1);
+}
+
+// The token is judged on a call's headers, before its message is read: a message over the
+// server's limit with a wrong token, or none, is UNAUTHENTICATED, where a server that took
+// the message in first would answer RESOURCE_EXHAUSTED (as it does with the token).
+// Plaintext and TLS alike.
+TEST_F(RpcSecurity, TheTokenIsJudgedBeforeTheMessageIsRead) {
+  make_ca();
+  make_certificate("server");
+  if (HasFatalFailure()) return;
+  SecurityOptions plaintext;
+  plaintext.token = "t";
+  SecurityOptions tls = plaintext;
+  tls.tls.cert = path("server.pem");
+  tls.tls.key = path("server.key");
+  const std::string oversize(2 << 20, 'w');
+  for (const SecurityOptions& server_side : {plaintext, tls}) {
+    SCOPED_TRACE(server_side.tls.enabled() ? "TLS" : "plaintext");
+    TestServer server(server_side, "localhost", 1 << 20);
+    ASSERT_TRUE(server.server);
+    const std::string address = "localhost:" + std::to_string(server.port);
+    SecurityOptions client;
+    if (server_side.tls.enabled()) client.tls.ca = path("ca.pem");
+    for (const char* token : {"", "not-t"}) {
+      client.token = token;
+      const grpc::Status st = heartbeat(address, client, nullptr, oversize);
+      EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAUTHENTICATED) << st.error_message();
+    }
+    client.token = "t";
+    EXPECT_EQ(heartbeat(address, client, nullptr, oversize).error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_TRUE(heartbeat(address, client).ok());
+    EXPECT_EQ(server.service.accepted, 1);
+  }
 }
 
 TEST_F(RpcSecurity, WithoutATokenALoopbackServerTakesEveryCall) {
