@@ -290,11 +290,12 @@ void TuningSession::run(const ProgressCallback& report) {
       evaluate({{baseline_text, std::nullopt, "baseline"}}, "train")[0];
   if (stopped()) return;
   if (!baseline.ok()) {
-    db_.set_run_state(run_id_, "failed");
-    throw UserError("the baseline schedule " +
-                    (options_.baseline_schedule.empty() ? std::string("(the default)")
-                                                        : options_.baseline_schedule) +
-                    " failed: " + to_string(baseline.status) + ": " + baseline.reason);
+    const std::string why = "the baseline schedule " +
+                            (options_.baseline_schedule.empty() ? std::string("(the default)")
+                                                                : options_.baseline_schedule) +
+                            " failed: " + to_string(baseline.status) + ": " + baseline.reason;
+    db_.set_run_state(run_id_, "failed", why);  // `stipple runs` and a status can say why
+    throw UserError(why);
   }
   db_.set_run_baseline(run_id_, baseline.id);
   progress_.baseline_ms = baseline.time_ms;

@@ -25,7 +25,7 @@ struct sqlite3;
 namespace stipple::storage {
 
 /// The schema version this build writes; PRAGMA user_version of a migrated database.
-inline constexpr int kSchemaVersion = 4;
+inline constexpr int kSchemaVersion = 5;
 
 /// Every storage failure: SQLite's message, plus the SQL that failed when there is one.
 class StorageError : public std::runtime_error {
@@ -77,6 +77,9 @@ struct RunRecord {
   /// The process that last set the run running (process_identity.h): set by create_run
   /// and set_run_state("running") to the calling process.
   std::string owner;
+  /// Why the run ended, for a failed or cancelled one (a failure's reason, with the OS's
+  /// where it has one); "" while running, for a done run and for runs from before schema 5.
+  std::string message;
 };
 
 /// A run whose state says running but whose owner is gone (killed, or its host rebooted).
@@ -174,10 +177,13 @@ class Database {
   std::vector<ImageRecord> dataset_images(int64_t dataset_id, const std::string& split = "");
 
   // --- runs -----------------------------------------------------------------------------
-  /// Inserts a run (state "running" when r.state is empty) and returns its id.
+  /// Inserts a run (state "running" when r.state is empty) and returns its id. r.message
+  /// is stored unless the run is running.
   int64_t create_run(const RunRecord& r);
-  /// done, failed and cancelled also set finished_at; running clears it (a resumed run).
-  void set_run_state(int64_t run_id, const std::string& state);
+  /// done, failed and cancelled also set finished_at and store `message` (why it ended);
+  /// running clears both (a resumed run). One statement: a run is never marked failed
+  /// without its reason.
+  void set_run_state(int64_t run_id, const std::string& state, const std::string& message = "");
   void set_run_baseline(int64_t run_id, int64_t evaluation_id);
   std::optional<RunRecord> find_run(int64_t run_id);
   /// Newest first, with pipeline_name and evaluations filled.

@@ -121,11 +121,18 @@ constexpr const char* kLinkOrigin = R"sql(
 ALTER TABLE run_evaluations ADD COLUMN origin TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 4> kMigrations = {{
+// Version 5: why a run ended (failed, cancelled), so that a restarted coordinator or another
+// process reading the file can still say why, not only that it failed.
+constexpr const char* kRunMessage = R"sql(
+ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';
+)sql";
+
+constexpr std::array<Migration, 5> kMigrations = {{
     {1, "tables", kTables},
     {2, "run indexes", kRunIndexes},
     {3, "run owner", kRunOwner},
     {4, "link origin", kLinkOrigin},
+    {5, "run message", kRunMessage},
 }};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration step per schema version");
 

@@ -29,7 +29,7 @@ constexpr const char* kSelectRuns = R"sql(
          r.created_at, r.finished_at, r.baseline_evaluation_id,
          (SELECT COUNT(*) FROM run_evaluations l JOIN evaluations e ON e.id = l.evaluation_id
            WHERE l.run_id = r.id AND e.split = 'train'),
-         r.owner
+         r.owner, r.message
   FROM runs r JOIN pipelines p ON p.id = r.pipeline_id)sql";
 
 RunRecord read_run(const Statement& stmt) {
@@ -51,6 +51,7 @@ RunRecord read_run(const Statement& stmt) {
   r.baseline_evaluation_id = stmt.column_optional_int(13);
   r.evaluations = stmt.column_int(14);
   r.owner = stmt.column_text(15);
+  r.message = stmt.column_text(16);
   return r;
 }
 
@@ -79,8 +80,9 @@ int64_t Database::create_run(const RunRecord& r) {
   Statement insert(db_, std::string(R"sql(
     INSERT INTO runs (pipeline_id, dataset_id, target, strategy, budget_evaluations,
                       budget_seconds, seed, options_json, state, baseline_evaluation_id,
-                      owner, finished_at)
+                      owner, message, finished_at)
     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11,
+            CASE WHEN ?9 = 'running' THEN '' ELSE ?12 END,
             CASE WHEN ?9 = 'running' THEN NULL ELSE )sql") +
                             kNow + " END)");
   insert.bind_int(1, r.pipeline_id)
@@ -94,22 +96,28 @@ int64_t Database::create_run(const RunRecord& r) {
       .bind_text(9, state)
       .bind_optional_int(10, r.baseline_evaluation_id)
       .bind_text(11, state == "running" ? this_process_identity() : r.owner)
+      .bind_text(12, r.message)
       .run();
   int64_t id = sqlite3_last_insert_rowid(db_);
   txn.commit();
   return id;
 }
 
-void Database::set_run_state(int64_t run_id, const std::string& state) {
+void Database::set_run_state(int64_t run_id, const std::string& state, const std::string& message) {
   check_run_state(state);
   std::lock_guard lock(mutex_);
   Transaction txn(db_, Transaction::Kind::kWrite);
   Statement update(db_, std::string(R"sql(
     UPDATE runs SET state = ?1,
                     owner = CASE WHEN ?1 = 'running' THEN ?3 ELSE owner END,
+                    message = CASE WHEN ?1 = 'running' THEN '' ELSE ?4 END,
                     finished_at = CASE WHEN ?1 = 'running' THEN NULL ELSE )sql") +
                             kNow + " END WHERE id = ?2");
-  update.bind_text(1, state).bind_int(2, run_id).bind_text(3, this_process_identity()).run();
+  update.bind_text(1, state)
+      .bind_int(2, run_id)
+      .bind_text(3, this_process_identity())
+      .bind_text(4, message)
+      .run();
   expect_changed(db_, run_id);
   txn.commit();
 }

@@ -27,6 +27,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
+/// What a run cancelled through CancelRun is stored and shown with.
+constexpr const char* kCancelledByClient = "cancelled by a client";
+
 /// A request the coordinator refuses, with the status the client gets.
 struct Refusal {
   grpc::Status status;
@@ -107,6 +110,7 @@ void to_summary(const storage::RunRecord& run, proto::RunSummary* s) {
   s->set_state(run.state);
   s->set_target(run.target);
   s->set_created_at(run.created_at);
+  s->set_message(run.message);
 }
 
 }  // namespace
@@ -238,7 +242,10 @@ void ClusterRuns::run_session(std::shared_ptr<ActiveRun> r) {
     std::lock_guard lock(mu_);
     cancelled = r->cancelled;
   }
-  if (cancelled && state != "done") state = "cancelled";
+  if (cancelled && state != "done") {
+    state = "cancelled";
+    message = kCancelledByClient;  // not the error the stop made the session throw
+  }
   if (state == "running") {
     spdlog::info("run {}: stopped; it resumes when the coordinator starts again", r->id);
   } else {
@@ -255,7 +262,7 @@ void ClusterRuns::run_session(std::shared_ptr<ActiveRun> r) {
     ++r->version;
   }
   changed_.notify_all();
-  if (state == "failed" || state == "cancelled") mark_ended(*r, state);
+  if (state == "failed" || state == "cancelled") mark_ended(*r, state, message);
   {
     std::lock_guard lock(mu_);
     r->finished = true;
@@ -264,7 +271,7 @@ void ClusterRuns::run_session(std::shared_ptr<ActiveRun> r) {
   changed_.notify_all();
 }
 
-void ClusterRuns::mark_ended(ActiveRun& r, const std::string& state) {
+void ClusterRuns::mark_ended(ActiveRun& r, const std::string& state, const std::string& message) {
   // A run that failed because its database cannot be written (a full disk, a read-only or
   // immutable file) cannot be marked failed either, until the disk has room or the file is
   // writable again: it is tried again with backoff, so that the database does not say
@@ -272,7 +279,8 @@ void ClusterRuns::mark_ended(ActiveRun& r, const std::string& state) {
   auto delay = std::chrono::milliseconds(500);
   for (int attempt = 1;; ++attempt) {
     try {
-      r.db->set_run_state(r.id, state);
+      // The reason is the first failure's (the OS's, for a full disk), not this attempt's.
+      r.db->set_run_state(r.id, state, message);
       if (attempt > 1) spdlog::info("run {}: marked {} in the database at last", r.id, state);
       return;
     } catch (const std::exception& e) {
@@ -320,7 +328,7 @@ int ClusterRuns::resume_unfinished() {
       spdlog::error("run {}: cannot resume: {}", run.id, e.what());
       try {
         std::lock_guard lock(query_mu_);
-        query_db_->set_run_state(run.id, "failed");
+        query_db_->set_run_state(run.id, "failed", std::string("cannot resume: ") + e.what());
       } catch (const std::exception& f) {
         // An unwritable database: the run stays "running" and is tried at the next start.
         spdlog::error("run {}: cannot mark it failed: {}", run.id, f.what());
@@ -593,6 +601,7 @@ std::optional<proto::RunProgress> ClusterRuns::stored_progress(int64_t run_id) {
   m.set_evaluations(run->evaluations);
   m.set_budget(run->budget_evaluations);
   m.set_eta_seconds(-1);
+  m.set_message(run->message);  // why it failed, after a restart as before it
   return m;
 }
 
@@ -651,6 +660,7 @@ grpc::Status ClusterRuns::front(int64_t run_id, proto::GetFrontResponse* respons
   if (front.empty()) {
     return {grpc::StatusCode::FAILED_PRECONDITION,
             "run " + std::to_string(run_id) + " is " + run->state +
+                (run->message.empty() ? "" : " (" + run->message + ")") +
                 (run->state == "running" ? "; its front is stored when it finishes"
                                          : " and has no front")};
   }
@@ -700,7 +710,7 @@ grpc::Status ClusterRuns::cancel(int64_t run_id, proto::CancelRunResponse* respo
   std::optional<storage::RunRecord> run = query_db_->find_run(run_id);
   if (!run) return {grpc::StatusCode::NOT_FOUND, "no run " + std::to_string(run_id)};
   if (run->state == "running") {
-    query_db_->set_run_state(run_id, "cancelled");
+    query_db_->set_run_state(run_id, "cancelled", kCancelledByClient);
     run->state = "cancelled";
   }
   response->set_state(run->state);  // done, failed and cancelled runs stay as they are

@@ -96,9 +96,9 @@ class ClusterRuns final : public ClientCalls {
   /// Returns the run id. Throws UserError for bad input.
   int64_t start(const search::TuneOptions& options, const std::string& target, int64_t resume_run);
   void run_session(std::shared_ptr<ActiveRun> run);
-  /// Sets the run's state in the database, trying again with backoff while the database
-  /// cannot be written, until it can or the coordinator drains.
-  void mark_ended(ActiveRun& run, const std::string& state);
+  /// Sets the run's state and why it ended in the database, trying again with backoff
+  /// while the database cannot be written, until it can or the coordinator drains.
+  void mark_ended(ActiveRun& run, const std::string& state, const std::string& message);
   /// The progress of a run with no live session, from the database.
   std::optional<proto::RunProgress> stored_progress(int64_t run_id);
   std::string choose_target(const std::string& requested);

@@ -40,10 +40,12 @@ bool fill(const std::string& file) {
   }
 }
 
-/// The state of the run in the SQLite file at `db`, read with SQLite itself ("" if none).
-/// SQLite resolves symbolic links, /proc/PID/root among them: a database in another mount
-/// namespace is read from a copy of its files (`copy_to`, in the test's namespace).
-std::string stored_state(const std::string& db, int64_t run, const std::string& copy_to = "") {
+/// A column (state, message) of the run in the SQLite file at `db`, read with SQLite itself
+/// ("" if none). SQLite resolves symbolic links, /proc/PID/root among them: a database in
+/// another mount namespace is read from a copy of its files (`copy_to`, in the test's
+/// namespace).
+std::string stored(const std::string& db, int64_t run, const std::string& column,
+                   const std::string& copy_to = "") {
   std::string file = db;
   if (!copy_to.empty()) {
     std::error_code ec;
@@ -54,21 +56,24 @@ std::string stored_state(const std::string& db, int64_t run, const std::string& 
     file = copy_to;
   }
   sqlite3* handle = nullptr;
-  std::string state;
+  std::string value;
   const int flags = copy_to.empty() ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE;
   if (sqlite3_open_v2(file.c_str(), &handle, flags, nullptr) == SQLITE_OK) {
     sqlite3_busy_timeout(handle, 2000);
     sqlite3_stmt* stmt = nullptr;
-    if (sqlite3_prepare_v2(handle, "SELECT state FROM runs WHERE id = ?", -1, &stmt, nullptr) ==
-        SQLITE_OK) {
+    const std::string sql = "SELECT " + column + " FROM runs WHERE id = ?";
+    if (sqlite3_prepare_v2(handle, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK) {
       sqlite3_bind_int64(stmt, 1, run);
       if (sqlite3_step(stmt) == SQLITE_ROW)
-        state = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+        value = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
     }
     sqlite3_finalize(stmt);
   }
   sqlite3_close(handle);
-  return state;
+  return value;
+}
+std::string stored_state(const std::string& db, int64_t run, const std::string& copy_to = "") {
+  return stored(db, run, "state", copy_to);
 }
 
 class ClusterStorageFaultsTest : public ClusterTest {
@@ -160,7 +165,8 @@ class ClusterStorageFaultsTest : public ClusterTest {
 
 // A database whose disk fills up under a running run: the run fails, the waiting client is
 // told why (the OS's reason), and the database says failed as soon as it can be written
-// again, not "running" for ever (which the next start would resume).
+// again, not "running" for ever (which the next start would resume), with that reason: a
+// coordinator started again on the file still says why (`stipple status RUN`).
 TEST_F(ClusterStorageFaultsTest, AFullDiskFailsTheRunWithTheReasonAndMarksItFailed) {
   const std::string small = path("small");
   fs::create_directories(small);
@@ -175,14 +181,28 @@ TEST_F(ClusterStorageFaultsTest, AFullDiskFailsTheRunWithTheReasonAndMarksItFail
   ASSERT_TRUE(fill(seen_by_coordinator(small + "/fill")));
   expect_told_failed(waiting, run, "No space left on device");
 
-  // Room again: the coordinator, which kept trying, marks the run failed.
+  // Room again: the coordinator, which kept trying, marks the run failed. The copy is made
+  // where the restarted coordinator below finds it (its own tmpfs goes with it).
   fs::remove(seen_by_coordinator(small + "/fill"));
-  const auto state = [&] { return stored_state(seen_by_coordinator(db), run, path("copy.db")); };
+  const auto state = [&] { return stored_state(seen_by_coordinator(db), run, db_path()); };
   EXPECT_TRUE(wait_until([&] { return state() == "failed"; }, 20s)) << state() << "\n"
                                                                     << read_file(coordinator_.err);
   EXPECT_NE(read_file(coordinator_.err).find("cannot mark it failed yet"), std::string::npos)
       << read_file(coordinator_.err);
   EXPECT_EQ(client(address).status(run).state(), "failed");
+  // The reason stored is the disk's, from the failure, not the attempt that succeeded.
+  EXPECT_NE(stored(db_path(), run, "message").find("No space left on device"), std::string::npos)
+      << stored(db_path(), run, "message");
+
+  // A coordinator started again over that database has the run only in the file.
+  kill_process(coordinator_, SIGTERM);
+  const std::string restarted = start_coordinator();
+  ASSERT_FALSE(restarted.empty());
+  const Result status = stipple("status " + std::to_string(run) + " --coordinator " + restarted);
+  EXPECT_EQ(status.exit_code, 0) << status.output;
+  EXPECT_NE(status.output.find("run " + std::to_string(run) + ": failed"), std::string::npos)
+      << status.output;
+  EXPECT_NE(status.output.find("No space left on device"), std::string::npos) << status.output;
 }
 
 // An immutable database file (chattr +i, as root) under a running run: the write fails with
@@ -209,6 +229,8 @@ TEST_F(ClusterStorageFaultsTest, AnImmutableDatabaseFailsTheRunWithTheReason) {
   immutable_.clear();
   EXPECT_TRUE(wait_until([&] { return stored_state(db_path(), run) == "failed"; }, 20s))
       << read_file(coordinator_.err);
+  EXPECT_NE(stored(db_path(), run, "message").find("Operation not permitted"), std::string::npos)
+      << stored(db_path(), run, "message");
 }
 
 // A submit whose photos cannot be stored because the coordinator's disk is full is the

@@ -312,7 +312,7 @@ TEST_F(ClusterTest, CallsWithoutTheTokenAreRefusedAndWriteNothing) {
 }
 
 // A run for a target no registered worker has (here another architecture's key) is never
-// dispatched to the x86 worker; a run for the worker's own target is.
+// dispatched to the x86 worker; a run for the worker's own target is. Cancelled, it says why.
 TEST_F(ClusterTest, AWorkerOfAnotherTargetNeverGetsTheRunsJobs) {
   const std::string address = start_coordinator();
   start_worker(address);
@@ -330,6 +330,12 @@ TEST_F(ClusterTest, AWorkerOfAnotherTargetNeverGetsTheRunsJobs) {
   EXPECT_EQ(c.status(arm_run).evaluations(), 0);
   EXPECT_EQ(c.cancel(arm_run), "cancelled");
   EXPECT_EQ(c.status(arm_run).state(), "cancelled");
+  EXPECT_EQ(c.status(arm_run).message(), "cancelled by a client");
+  // The reason is stored with the state, for a coordinator started again.
+  EXPECT_TRUE(wait_until(
+      [&] { return storage::Database::open(db_path())->find_run(arm_run)->message != ""; }, 10s));
+  EXPECT_EQ(storage::Database::open(db_path())->find_run(arm_run)->message,
+            "cancelled by a client");
 }
 
 TEST_F(ClusterTest, MalformedTruncatedAndOversizeRequestsAreRefused) {

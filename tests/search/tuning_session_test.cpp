@@ -2,7 +2,8 @@
 // a real SQLite file: each strategy improves over its seeds (the default schedule and the
 // built-in exact genome) within a small budget with a fixed seed, every evaluation is committed and
 // linked to the run, nothing is measured twice, the front is re-measured on the test photos, and a
-// run that is interrupted and resumed measures nothing it had committed again.
+// run that is interrupted and resumed measures nothing it had committed again; a run whose
+// baseline fails is stored failed with the reason.
 #include "search/tuning_session.h"
 
 #include <gtest/gtest.h>
@@ -12,6 +13,7 @@
 #include <map>
 #include <set>
 
+#include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/support/files.h"
 #include "search/genetic.h"
@@ -227,6 +229,45 @@ TEST_F(TuningSessionTest, ReuseModelImprovesOverTheDefaultSchedule) {
   EXPECT_EQ(reuse->error, 0);  // exact
   EXPECT_LT(reuse->time_ms, baseline->time_ms / 2) << reuse->key.schedule;
   EXPECT_EQ(db_->find_run(run)->evaluations, 2);  // the strategy ended before the budget
+}
+
+// An evaluator whose every candidate crashes, the baseline among them.
+class CrashingEvaluator : public workers::Evaluator {
+ public:
+  explicit CrashingEvaluator(workers::Evaluator& real) : real_(real) {}
+  std::vector<workers::EvaluationResult> evaluate(const std::vector<std::string>& schedules,
+                                                  const std::string&, double) override {
+    std::vector<workers::EvaluationResult> out(schedules.size());
+    for (workers::EvaluationResult& r : out) {
+      r.status = EvaluationStatus::Crash;
+      r.reason = "killed by signal 11 (Segmentation fault)";
+    }
+    return out;
+  }
+  std::string host() const override { return real_.host(); }
+  std::string target() const override { return real_.target(); }
+
+ private:
+  workers::Evaluator& real_;
+};
+
+// A run whose baseline fails is marked failed with the reason it throws, so that the
+// database can say why after the process is gone (`stipple runs`, a coordinator restarted).
+TEST_F(TuningSessionTest, ARunWhoseBaselineFailsIsStoredFailedWithTheReason) {
+  CrashingEvaluator crashing(*evaluator_);
+  TuningSession session(*db_, crashing, pipeline_, source_, options("genetic", 4));
+  const int64_t run = session.create_run();
+  std::string thrown;
+  try {
+    session.run();
+  } catch (const UserError& e) {
+    thrown = e.what();
+  }
+  EXPECT_NE(thrown.find("Segmentation fault"), std::string::npos) << thrown;
+  std::optional<storage::RunRecord> r = db_->find_run(run);
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->state, "failed");
+  EXPECT_EQ(r->message, thrown);
 }
 
 TEST_F(TuningSessionTest, AResumedRunMeasuresNothingItHadCommitted) {

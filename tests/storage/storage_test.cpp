@@ -651,6 +651,68 @@ TEST_F(StorageTest, FrontIsReplacedAsAWhole) {
   EXPECT_TRUE(db->front(run).empty());
 }
 
+// Why a run ended is stored with its state, in the same call, read back by find_run and
+// list_runs, and cleared when the run is resumed; a new run, a done one and a run created
+// running have none.
+TEST_F(StorageTest, RunMessageIsStoredWithItsStateAndClearedOnResume) {
+  auto db = Database::open(path());
+  Fixture f = fill(*db);
+  const int64_t run = db->create_run(make_run(f));
+  EXPECT_EQ(db->find_run(run)->message, "");
+  const std::string reason = "SQLite error 13: database or disk is full (No space left on device)";
+  db->set_run_state(run, "failed", reason);
+  EXPECT_EQ(db->find_run(run)->state, "failed");
+  EXPECT_EQ(db->find_run(run)->message, reason);
+  EXPECT_EQ(db->list_runs()[0].message, reason);
+  {
+    auto reopened = Database::open(path());
+    EXPECT_EQ(reopened->find_run(run)->message, reason);
+  }
+  db->set_run_state(run, "running");  // resumed: the old reason no longer holds
+  EXPECT_EQ(db->find_run(run)->message, "");
+  db->set_run_state(run, "cancelled", "cancelled by a client");
+  EXPECT_EQ(db->find_run(run)->message, "cancelled by a client");
+  db->set_run_state(run, "done");
+  EXPECT_EQ(db->find_run(run)->message, "");
+
+  RunRecord ended = make_run(f);
+  ended.state = "failed";
+  ended.message = "its files are gone";
+  EXPECT_EQ(db->find_run(db->create_run(ended))->message, "its files are gone");
+  RunRecord running = make_run(f);
+  running.message = "not a running run's";
+  EXPECT_EQ(db->find_run(db->create_run(running))->message, "");
+}
+
+// A file of schema version 4 (before runs.message) keeps its runs, with message "", and
+// takes messages once migrated.
+TEST_F(StorageTest, VersionFourDatabaseGetsRunMessages) {
+  {
+    RawDb raw(path());
+    EXPECT_EQ(migrate(raw.get(), 4), 4);
+    EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM pragma_table_info('runs') WHERE name = 'message'"),
+              0);
+    raw.exec(R"sql(
+      INSERT INTO pipelines (id, name, ir_hash, source) VALUES (1, 'old', 'h', 'src');
+      INSERT INTO datasets (id, name, content_hash) VALUES (1, 'd', 'x');
+      INSERT INTO runs (id, pipeline_id, dataset_id, target, strategy, state, finished_at)
+        VALUES (1, 1, 1, 't', 'genetic', 'failed', '2024-05-01T12:00:00.000Z');
+      INSERT INTO runs (id, pipeline_id, dataset_id, target, strategy) VALUES (2, 1, 1, 't', 'random');
+    )sql");
+  }
+  auto db = Database::open(path());
+  EXPECT_EQ(db->schema_version(), 5);
+  std::optional<RunRecord> failed = db->find_run(1);
+  ASSERT_TRUE(failed);
+  EXPECT_EQ(failed->state, "failed");
+  EXPECT_EQ(failed->finished_at, "2024-05-01T12:00:00.000Z");
+  EXPECT_EQ(failed->message, "");  // failed before reasons were kept
+  EXPECT_EQ(db->find_run(2)->strategy, "random");
+  EXPECT_EQ(db->find_run(2)->message, "");
+  db->set_run_state(2, "failed", "the baseline failed");
+  EXPECT_EQ(db->find_run(2)->message, "the baseline failed");
+}
+
 TEST_F(StorageTest, MigrationStepsAreConsecutive) {
   std::span<const Migration> steps = migrations();
   ASSERT_EQ(steps.size(), static_cast<size_t>(kSchemaVersion));
