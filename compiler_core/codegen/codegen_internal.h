@@ -241,6 +241,10 @@ class CodeGen {
   /// uniform, no mask): a masked load of the elements the lanes cover and a shuffle, one
   /// per phase, chosen by a branch on the phase. nullptr when not such a load.
   llvm::Value* window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
+  /// A read-only zero of type `t` in the module: what a uniform load under a mask with no
+  /// lane active reads instead of its element (load_lanes).
+  llvm::Constant* zero_slot(llvm::Type* t);
+  std::map<llvm::Type*, llvm::GlobalVariable*> zero_slots_;
   /// Input reads known to lie inside the image where they are being emitted
   /// (versioned_for_input_rows, emit_partitioned_loop): read without a check.
   std::set<const Call*> inside_rows_;

@@ -330,18 +330,36 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
   return phi;
 }
 
+llvm::Constant* CodeGen::zero_slot(llvm::Type* t) {
+  llvm::GlobalVariable*& g = zero_slots_[t];
+  if (!g) {
+    g = new llvm::GlobalVariable(module_, t, /*isConstant=*/true, llvm::GlobalValue::PrivateLinkage,
+                                 llvm::Constant::getNullValue(t), "masked.zero");
+  }
+  return g;
+}
+
 llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   llvm::Type* et = memory_type(Type(buf.type));
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
   bool uniform = true;
   for (llvm::Value* c : coords) uniform = uniform && !c->getType()->isVectorTy();
-  if (uniform && !mask_) {
+  if (mask_) ++masked_loads_;
+  if (uniform) {
     std::vector<llvm::Value*> c64;
     for (llvm::Value* c : coords) c64.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
-    return b_.CreateLoad(et, element_pointer(buf, c64));
+    llvm::Value* p = element_pointer(buf, c64);
+    if (!mask_) return b_.CreateLoad(et, p);
+    // Every active lane reads this one element: a scalar load, and the value stays
+    // uniform, so the loads it indexes stay dense. As a masked gather of one address per
+    // lane, a LUT read in a vector loop's tail made every load it indexed a gather too
+    // (max_filter's vertical maxima). A body under a mask may run with no lane active
+    // (the right side of an && that none still needs): then it reads a zero of its own,
+    // never the element, as the masked gather would not.
+    llvm::Value* any = b_.CreateOrReduce(mask_);
+    return b_.CreateLoad(et, b_.CreateSelect(any, p, zero_slot(et)));
   }
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
-  if (mask_) ++masked_loads_;
   // Inactive lanes read zero (not poison): their values may reach a mask reduction.
   llvm::Value* zero = llvm::Constant::getNullValue(vt);
   if (dense_lanes(coords)) {

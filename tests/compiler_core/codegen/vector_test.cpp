@@ -181,6 +181,31 @@ TEST(VectorAccess, BothSidesOfAPerLaneSelectLoadWithoutMasks) {
   }
 }
 
+TEST(VectorAccess, AUniformReadUnderAMaskIsOneLoadAndTheReadsItIndexesStayDense) {
+  // lut(y) is the same for every lane: under the tail's mask it is one scalar load (when
+  // some lane is active), so g(x + lut(y), y) stays a dense masked load. As a gather of
+  // one address per lane it made every read it indexed a gather too. The right side of
+  // the && runs under the lanes that still need it, which may be none: then the read
+  // must not touch memory, and the outputs show it does not.
+  const std::string src =
+      "pipeline u\ninput in : f32[x, y]\nfunc lut(y) = (y * 7) % 3\n"
+      "func g(x, y) = in(x, y) * 2.0 - f32(x)\n"
+      "func out(x, y) = select(x > 2 && g(x + clamp(lut(y), 0, 2), y) > 3.0,"
+      " g(x + clamp(lut(y), 0, 2), y),"
+      " f32(lut(y + 1)))\noutput out\n";
+  for (int64_t width = 1; width <= 17; ++width) {
+    Buffer in(ScalarType::Float32, {width + 3, 4});
+    for (int64_t i = 0; i < in.element_count(); ++i) {
+      in.set_flat(i, static_cast<double>((i * 29) % 97) / 8);
+    }
+    Result r = run_both(src, "lut.compute_root()\ng.compute_root()\nout.vectorize(x, 8)",
+                        {{"in", in}}, {width, 3});
+    expect_same(r, "width " + std::to_string(width));
+    EXPECT_EQ(r.ir.find("masked.gather"), std::string::npos) << "width " << width;
+    EXPECT_NE(r.ir.find("llvm.masked.load"), std::string::npos) << "width " << width;
+  }
+}
+
 TEST(VectorAccess, DenseStridedAndGatheredReadsWithEveryTail) {
   // x + 1 is dense, 2 * x strided, x / 3 and the data-dependent read gathered; the
   // output widths cover every tail length of 8-lane vectors.
