@@ -254,6 +254,9 @@ class CodeGen {
   /// Guards known to hold where they are being emitted (a partitioned loop's interior):
   /// their body runs unconditionally.
   std::set<const IfThenElse*> true_guards_;
+  /// Guards of a partitioned loop while its general copy is emitted: their vector bodies
+  /// get no unmasked copy (emit_vector_if).
+  std::set<const IfThenElse*> edge_guards_;
   std::map<const Reduce*, llvm::Value*> fused_values_;  // see emit_fused_reductions
 
   std::vector<std::pair<std::string, llvm::Value*>> vars_;  // innermost last

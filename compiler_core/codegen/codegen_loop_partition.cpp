@@ -339,8 +339,12 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   InteriorReads analysis(op->name);
   op->body.accept(&analysis);
   const std::vector<InteriorReads::Read> reads = analysis.partitioned_reads();
-  if (analysis.nested_loop || reads.empty()) return false;
   const std::vector<InteriorReads::Guard> guards = analysis.guards();
+  // A loop with guards and no input reads is partitioned too: a vector loop over a
+  // func's columns (max_filter's vertical maxima, computed per row) checked its tail
+  // guard every iteration and kept its table reads in the guarded block, where LLVM
+  // cannot hoist them.
+  if (analysis.nested_loop || (reads.empty() && guards.empty())) return false;
 
   // The interior [lo, hi] (i64) of the loop's iterations [min, max].
   llvm::Value* min64 = b_.CreateSExt(min, b_.getInt64Ty());
@@ -442,9 +446,12 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   // of their code for little run time.
   b_.SetInsertPoint(general);
   const std::set<const Call*> saved_edge = edge_reads_;
+  const std::set<const IfThenElse*> saved_edge_guards = edge_guards_;
   for (const InteriorReads::Read& read : reads) edge_reads_.insert(read.call);
+  for (const InteriorReads::Guard& guard : guards) edge_guards_.insert(guard.op);
   body_at(i);
   edge_reads_ = saved_edge;
+  edge_guards_ = saved_edge_guards;
   llvm::Value* after_general = b_.CreateAdd(i, i32(1));
   llvm::BasicBlock* general_end = b_.GetInsertBlock();
   b_.CreateBr(next_bb);

@@ -490,7 +490,9 @@ void CodeGen::emit_vector_if(const IfThenElse* op, llvm::Value* cond) {
   };
   llvm::Value* m_then = masked_with(cond, false);
   llvm::Value* m_else = op->else_case.defined() ? masked_with(cond, true) : nullptr;
-  run_masked(m_then, op->then_case, saved_mask == nullptr);
+  // In a partitioned loop's general copy the iterations with every lane active run in the
+  // interior: an unmasked copy here would be code for the few the interior leaves out.
+  run_masked(m_then, op->then_case, saved_mask == nullptr && !edge_guards_.count(op));
   if (m_else) run_masked(m_else, op->else_case, false);
 }
 

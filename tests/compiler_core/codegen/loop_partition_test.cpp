@@ -120,6 +120,27 @@ TEST(LoopPartition, TheInteriorDropsTheSplitTailGuard) {
   EXPECT_NE(r.ir.find("out.s0.x.interior"), std::string::npos);
 }
 
+TEST(LoopPartition, AVectorLoopWithATailGuardAndNoInputReadIsSplitOnTheGuard) {
+  // out reads only g (a func) and lut (a table indexed by the row): nothing to check
+  // against an image, but the vector tail's guard x <= x.max. Split on it, full vectors
+  // run the interior with plain loads and stores (and the table's read, the same for
+  // every x, can leave the loop there), the general copy keeps the guard under a mask and
+  // has no unmasked copy of its own.
+  const std::string src =
+      "pipeline g\ninput in : f32[x, y]\nfunc lut(y) = f32(y % 3) + 0.5\n"
+      "func g(x, y) = in(x, y) * 2.0 - 1.0\n"
+      "func out(x, y) = g(x, y) * lut(y) + g(x + 1, y)\noutput out\n";
+  for (int64_t width : {1, 5, 8, 29, 64}) {
+    Buffer in = ramp(width + 1, 3);
+    Result r = run_both(src, "lut.compute_root()\ng.compute_root()\nout.vectorize(x, 8)",
+                        {{"in", in}}, {width, 3});
+    expect_same(r, "width " + std::to_string(width));
+    EXPECT_NE(r.ir.find("out.s0.x$1.interior"), std::string::npos) << r.ir;
+    EXPECT_NE(r.ir.find("llvm.masked.load"), std::string::npos);  // the general copy
+    EXPECT_EQ(r.ir.find("vif.all"), std::string::npos) << "an unmasked copy in the general copy";
+  }
+}
+
 TEST(LoopPartition, ACallNodeSharedWithAnUnanalysedPlaceStaysChecked) {
   // Hand-built IR (lowering does not share a node between contexts this way, but nothing
   // forbids it): one Call node in(x + u) read under two Lets, u = 1 (affine: the loop
