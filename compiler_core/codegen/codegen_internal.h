@@ -69,6 +69,15 @@ class CodeGen {
   const BufferInfo& find_buffer(const std::string& name) const;
   llvm::Value* element_pointer(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
 
+  // ---- alias information (codegen_alias.cpp)
+  /// Records the object `buf`'s host pointer points into (an allocation, a pointer loaded
+  /// from a descriptor or a closure), so that its accesses are tagged as its own.
+  void note_buffer(const BufferInfo& buf);
+  /// Tags every load and store of a noted buffer, in every function of the module, with
+  /// its buffer's TBAA tag: accesses to different buffers never alias.
+  void tag_buffer_accesses();
+  std::unordered_map<const llvm::Value*, std::string> buffer_objects_;
+
   // ---- statements (codegen_stmt.cpp)
   void emit(const Stmt& s);
   void emit_for(const For* op);

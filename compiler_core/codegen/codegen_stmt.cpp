@@ -177,6 +177,7 @@ void CodeGen::generate(const std::string& symbol) {
       for (llvm::Value* e : buf.extent) bytes = b_.CreateMul(bytes, e);
       buf.stream = b_.CreateICmpSGT(bytes, i64(kStreamingStoreBytes));
     }
+    note_buffer(buf);
     buffers_.push_back(std::move(buf));
   }
   for (size_t k = 0; k < f_.params.size(); ++k) {
@@ -198,6 +199,7 @@ void CodeGen::generate(const std::string& symbol) {
   // have such stores pay for it.
   if (streaming_stores_) b_.CreateFence(llvm::AtomicOrdering::SequentiallyConsistent);
   b_.CreateRet(b_.CreateLoad(b_.getInt32Ty(), status_));
+  tag_buffer_accesses();
 
   std::string error;
   llvm::raw_string_ostream os(error);
@@ -412,6 +414,7 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
   for (auto& entry : vars_) r(entry.second);
   for (BufferInfo& buf : buffers_) {
     r(buf.host);
+    note_buffer(buf);
     for (int k = 0; k < buf.dims; ++k) {
       r(buf.min[k]);
       r(buf.extent[k]);
@@ -498,6 +501,7 @@ void CodeGen::emit_allocate(const Allocate* op) {
   if (constant_size && constant_count * elem_bytes <= kMaxStackAllocation) {
     llvm::AllocaInst* a = entry_alloca(et, op->name, i32(std::max<int64_t>(constant_count, 1)));
     buf.host = b_.CreateBitCast(a, b_.getInt8PtrTy());
+    note_buffer(buf);
     buffers_.push_back(std::move(buf));
     emit(op->body);
     buffers_.pop_back();
@@ -514,6 +518,7 @@ void CodeGen::emit_allocate(const Allocate* op) {
   b_.CreateBr(after);
   b_.SetInsertPoint(ok);
   buf.host = p;
+  note_buffer(buf);
   buffers_.push_back(std::move(buf));
   emit(op->body);
   buffers_.pop_back();
