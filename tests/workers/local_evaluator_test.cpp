@@ -50,6 +50,19 @@ EvaluationSetup blur_setup() {
   return s;
 }
 
+/// A setup whose reference would run for minutes: 9.2e11 points, under the work limit
+/// that refuses bigger runs at once.
+EvaluationSetup hanging_reference_setup() {
+  EvaluationSetup s = blur_setup();
+  s.pipeline_source = R"(pipeline hang
+input in : f32[x, y, c]
+func out(x, y, c) = sum(i in 0..100000000 : in(x, y, c))
+output out
+)";
+  s.images = {{"train", {source_path("datasets/fixtures/natural-high-64x48.png")}}};
+  return s;
+}
+
 LocalEvaluatorOptions options(double deadline = 30) {
   LocalEvaluatorOptions o;
   o.server_binary = STIPPLE_EVALUATOR;
@@ -248,13 +261,7 @@ TEST_F(LocalEvaluatorTest, TheChildDiesWithTheEvaluator) {
 // bigger runs at once) is stopped at the deadline: SetupFailed, a timeout, not a wait of
 // minutes for a child that never answers.
 TEST_F(LocalEvaluatorTest, AHangingReferenceFailsTheSetupAtTheDeadline) {
-  EvaluationSetup s = blur_setup();
-  s.pipeline_source = R"(pipeline hang
-input in : f32[x, y, c]
-func out(x, y, c) = sum(i in 0..100000000 : in(x, y, c))
-output out
-)";
-  s.images = {{"train", {source_path("datasets/fixtures/natural-high-64x48.png")}}};
+  EvaluationSetup s = hanging_reference_setup();
   const auto t0 = std::chrono::steady_clock::now();
   try {
     LocalEvaluator ev(s, options(/*deadline=*/2));
@@ -294,13 +301,7 @@ TEST_F(LocalEvaluatorTest, TheCancelFlagStopsTheWorkInProgressAtOnce) {
   EXPECT_EQ(ev.children_started(), 2);
 
   // While computing a reference that would run for minutes: the constructor throws.
-  EvaluationSetup hang = blur_setup();
-  hang.pipeline_source = R"(pipeline hang
-input in : f32[x, y, c]
-func out(x, y, c) = sum(i in 0..100000000 : in(x, y, c))
-output out
-)";
-  hang.images = {{"train", {source_path("datasets/fixtures/natural-high-64x48.png")}}};
+  EvaluationSetup hang = hanging_reference_setup();
   std::thread again([&] {
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
     cancelled_at = std::chrono::steady_clock::now();
