@@ -125,6 +125,7 @@ class InteriorReads : public IRVisitor {
     std::vector<Comparison> parts;
   };
   bool nested_loop = false;
+  bool reads_func = false;  // the body loads from a func's buffer
 
   void visit(const IfThenElse* op) override {
     IRVisitor::visit(op);
@@ -187,6 +188,7 @@ class InteriorReads : public IRVisitor {
   }
   void visit(const Call* op) override {
     IRVisitor::visit(op);
+    reads_func = reads_func || op->call_type == CallType::Func;
     if (op->call_type != CallType::Input) return;
     Read read{op, {}};
     bool moves = false;  // with the loop's variable: a read that does not is left alone
@@ -340,11 +342,15 @@ bool CodeGen::emit_partitioned_loop(const For* op, llvm::Value* min, llvm::Value
   op->body.accept(&analysis);
   const std::vector<InteriorReads::Read> reads = analysis.partitioned_reads();
   const std::vector<InteriorReads::Guard> guards = analysis.guards();
-  // A loop with guards and no input reads is partitioned too: a vector loop over a
-  // func's columns (max_filter's vertical maxima, computed per row) checked its tail
-  // guard every iteration and kept its table reads in the guarded block, where LLVM
-  // cannot hoist them.
-  if (analysis.nested_loop || (reads.empty() && guards.empty())) return false;
+  // A loop with guards and no input reads is partitioned too when it reads a func: a
+  // vector loop over a func's columns (max_filter's vertical maxima, computed per row)
+  // checked its tail guard every iteration and kept its table reads in the guarded block,
+  // where LLVM cannot hoist them. Its guarded body had an unmasked copy already (masked
+  // func loads), so partitioning adds little code; a body that loads no func had one
+  // masked copy, and a second would cost compile time for a plain store's worth.
+  if (analysis.nested_loop || (reads.empty() && (guards.empty() || !analysis.reads_func))) {
+    return false;
+  }
 
   // The interior [lo, hi] (i64) of the loop's iterations [min, max].
   llvm::Value* min64 = b_.CreateSExt(min, b_.getInt64Ty());
