@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -290,24 +291,43 @@ TEST_F(TuneCli, KillNineThenResumeLosesNothingCommitted) {
   EXPECT_EQ(pj["partial"], true);
   EXPECT_EQ(pj["state"], "interrupted");
   std::vector<std::pair<double, double>> committed_points;
+  std::vector<std::pair<double, double>> candidates;  // the committed points but the baseline
+  int64_t baseline_evaluation = -1;
+  for (const auto& v : pj["variants"]) {
+    if (v["baseline"] == true) baseline_evaluation = v["train"]["evaluation"];
+  }
   {
     auto db = stipple::storage::Database::open(path("t.db"));
     for (const auto& e : db->run_evaluations(1)) {
-      if (e.evaluation.key.split == "train" && e.evaluation.ok())
-        committed_points.push_back({e.evaluation.time_ms, e.evaluation.error});
+      if (e.evaluation.key.split != "train" || !e.evaluation.ok()) continue;
+      committed_points.push_back({e.evaluation.time_ms, e.evaluation.error});
+      if (e.evaluation.id != baseline_evaluation) {
+        candidates.push_back({e.evaluation.time_ms, e.evaluation.error});
+      }
     }
   }
+  auto dominated = [&](double t, double err) {
+    for (const auto& [mt, me] : committed_points) {
+      if (mt <= t && me <= err && (mt < t || me < err)) return true;
+    }
+    return false;
+  };
   size_t on_front = 0;
   for (const auto& v : pj["variants"]) {
     if (v["baseline"] == true) continue;
     ++on_front;
     const double t = v["train"]["time_ms"], err = v["train"]["error"];
-    for (const auto& [mt, me] : committed_points) {
-      EXPECT_FALSE(mt <= t && me <= err && (mt < t || me < err))
-          << "dominated: " << t << " " << err;
-    }
+    EXPECT_FALSE(dominated(t, err)) << "dominated: " << t << " " << err;
   }
-  EXPECT_GE(on_front, 1u) << partial.output;
+  // A candidate nondominated among the committed points is on the front (it showed the
+  // baseline alone). On this tiny photo the baseline may dominate every candidate
+  // measured so far (a loaded machine): then the baseline alone is right.
+  const bool some_candidate_nondominated =
+      std::any_of(candidates.begin(), candidates.end(),
+                  [&](const auto& c) { return !dominated(c.first, c.second); });
+  if (some_candidate_nondominated) {
+    EXPECT_GE(on_front, 1u) << partial.output;
+  }
 
   Result resumed = run("tune --resume 1 --db " + path("t.db"));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
