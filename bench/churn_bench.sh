@@ -40,12 +40,10 @@ trap 'exit 130' INT TERM
 
 now() { date +%s.%N; }
 
-# Starts a command in a session of its own; its output appended to $tmp/NAME.log.
+# start_session (cluster_common.sh), remembered for the cleanup.
 spawn() { # NAME COMMAND...
-  local name=$1
-  shift
-  setsid "$@" >>"$tmp/$name.log" 2>&1 &
-  pids+=($!)
+  start_session "$@"
+  pids+=("$spawned")
 }
 
 # Waits until N workers are registered and not lost.

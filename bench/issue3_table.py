@@ -10,6 +10,7 @@ autoschedulers.
 import glob
 import json
 import os
+import statistics
 import sys
 
 VARIANTS = ["stipple_default", "stipple_hand", "cpp", "opencv", "halide_breadth_first",
@@ -181,10 +182,7 @@ def apps_table(r, threads, ms):
                      fmt(ms(p, size, t, "halide_adams2019"))]
             print(f"| {p} | {size} | {t} | " + " | ".join(cells) + f" | {vs_manual} | {vs_auto} |")
         if ratios:
-            geo = 1.0
-            for x in ratios:
-                geo *= x
-            geo **= 1.0 / len(ratios)
+            geo = statistics.geometric_mean(ratios)
             met = geo <= 1.0
             ok &= met
             print(f"| geometric mean, {t} thread(s), {len(ratios)} apps | | | | | | | "

@@ -66,20 +66,11 @@ start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
 log() { echo "[$(printf '%5d' "$(elapsed)") s] $*"; }
 
-# Starts a command in a session of its own; its output appended to $tmp/NAME.log. Sets
-# `spawned` to its pid (its process group).
-spawn() { # NAME COMMAND...
-  local name=$1
-  shift
-  setsid "$@" >>"$tmp/$name.log" 2>&1 &
-  spawned=$!
-}
-
 incarnation=0
 start_coordinator() {
   incarnation=$((incarnation + 1))
   : >"$tmp/coordinator-now.log"
-  spawn coordinator-now "$stipple" coordinator --listen "${address:-127.0.0.1:0}" --db "$db"
+  start_session coordinator-now "$stipple" coordinator --listen "${address:-127.0.0.1:0}" --db "$db"
   coordinator=$spawned
   local a
   a=$(coordinator_address "$tmp/coordinator-now.log" soak)
@@ -87,7 +78,7 @@ start_coordinator() {
   address=$a
 }
 start_worker() { # INDEX
-  spawn "worker-$1" "$stipple" worker --coordinator "$address" --cache "$tmp/cache-$1" \
+  start_session "worker-$1" "$stipple" worker --coordinator "$address" --cache "$tmp/cache-$1" \
     --benchmark-lock "$tmp/benchmark.lock"
   workers[$1]=$spawned
 }

@@ -86,14 +86,9 @@ void throw_sqlite_error(sqlite3* db, int rc, std::string_view sql) {
 
 void exec(sqlite3* db, std::string_view sql) {
   std::string text(sql);
-  char* message = nullptr;
-  int rc = sqlite3_exec(db, text.c_str(), nullptr, nullptr, &message);
-  if (rc == SQLITE_OK) return;
-  std::string what = message != nullptr ? message : sqlite3_errstr(rc);
-  sqlite3_free(message);
-  rc = sqlite3_extended_errcode(db);
-  throw StorageError("SQLite error " + std::to_string(rc) + ": " + with_os_reason(db, rc, what),
-                     one_line(sql), rc);
+  const int rc = sqlite3_exec(db, text.c_str(), nullptr, nullptr, nullptr);
+  // sqlite3_exec leaves its error on the connection, where throw_sqlite_error reads it.
+  if (rc != SQLITE_OK) throw_sqlite_error(db, rc, sql);
 }
 
 Statement::Statement(sqlite3* db, std::string_view sql) : db_(db), sql_(sql) {

@@ -87,7 +87,7 @@ void write_text_file(const std::string& path, const std::string& text) {
   const auto fail = [&](const std::string& what, int error_number) {
     std::error_code ignored;
     std::filesystem::remove(temp, ignored);
-    throw FileWriteError(what + ": " + std::strerror(error_number), error_number);
+    throw FileWriteError(what + ": " + std::strerror(error_number));
   };
   // POSIX calls rather than a stream: each failure's errno is the one the OS gave.
   const int fd = ::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -36,17 +36,12 @@ std::string read_text_file(const std::string& path, std::string_view what = "fil
                            size_t limit = kMaxTextFileBytes,
                            const std::function<void(std::string_view head)>& check_head = {});
 
-/// A file that could not be written, with the OS's reason in the message and as errno. A
-/// UserError, as a bad output path is the user's; a caller writing its own files (the
-/// coordinator's data folder) tells a full disk from bad input by it.
+/// A file that could not be written, with the OS's reason in the message. A UserError, as
+/// a bad output path is the user's; a caller writing its own files (the coordinator's data
+/// folder) tells a full disk from bad input by it.
 class FileWriteError : public UserError {
  public:
-  FileWriteError(const std::string& message, int error_number)
-      : UserError(message), error_number_(error_number) {}
-  int error_number() const { return error_number_; }
-
- private:
-  int error_number_;
+  using UserError::UserError;
 };
 
 /// Writes `text` to `path` atomically: into a temporary file of this process and thread

@@ -66,15 +66,17 @@ std::string safe_file_name(const std::string& name, const std::string& fallback)
 /// failure, not the client's: UNAVAILABLE with the OS's reason, never INVALID_ARGUMENT.
 void store_file(const fs::path& path, const std::string& bytes) {
   if (fs::exists(path)) return;
+  auto unavailable = [](const std::exception& e) {
+    refuse(grpc::StatusCode::UNAVAILABLE,
+           std::string("the coordinator cannot store the submitted files: ") + e.what());
+  };
   try {
     fs::create_directories(path.parent_path());
     write_text_file(path.string(), bytes);
   } catch (const FileWriteError& e) {
-    refuse(grpc::StatusCode::UNAVAILABLE,
-           std::string("the coordinator cannot store the submitted files: ") + e.what());
+    unavailable(e);
   } catch (const fs::filesystem_error& e) {
-    refuse(grpc::StatusCode::UNAVAILABLE,
-           std::string("the coordinator cannot store the submitted files: ") + e.what());
+    unavailable(e);
   }
 }
 
