@@ -194,13 +194,16 @@ llvm::Value* CodeGen::emit(const Expr& e) {
     case IRNodeType::Div: {
       auto* op = e.as<Div>();
       llvm::Value* a = emit(op->a);
+      if (llvm::Value* r = emit_invariant_div_mod(true, t, a, op->b)) return r;
       llvm::Value* r = emit_div_mod(true, t, a, emit(op->b));
       if (vector_mode()) record_lane_division(r, a, op->b);
       return r;
     }
     case IRNodeType::Mod: {
       auto* op = e.as<Mod>();
-      return emit_div_mod(false, t, emit(op->a), emit(op->b));
+      llvm::Value* a = emit(op->a);
+      if (llvm::Value* r = emit_invariant_div_mod(false, t, a, op->b)) return r;
+      return emit_div_mod(false, t, a, emit(op->b));
     }
     case IRNodeType::Min: {
       auto* op = e.as<Min>();

@@ -161,6 +161,24 @@ class CodeGen {
   llvm::Value* emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c);
   llvm::Value* emit_compare(IRNodeType op, Type operand, llvm::Value* a, llvm::Value* c);
   llvm::Value* emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Value* c);
+  // ---- division by a function-invariant divisor (codegen_division.cpp)
+  /// i32 `a / divisor` or `a % divisor` for a divisor made of params, input extents and
+  /// constants (not a constant itself): a multiply and shifts by numbers computed once in
+  /// the entry block; nullptr when `divisor` is not such a value.
+  llvm::Value* emit_invariant_div_mod(bool is_div, Type t, llvm::Value* a, const Expr& divisor);
+  struct DivisorMagic {
+    llvm::Value* negative;    // i1: divisor < 0
+    llvm::Value* nonzero;     // i32: -1, or 0 for a zero divisor
+    llvm::Value* magnitude;   // i32 a: |divisor| read as unsigned, 1 for 0
+    llvm::Value* multiplier;  // i32 m, read as unsigned: ceil(2^shift / a)
+    llvm::Value* shift;       // i64: 31 + ceil(log2 a)
+  };
+  /// The divisor's magic numbers, emitted in `invariant_block_` on first use.
+  const DivisorMagic& divisor_magic(const Expr& divisor);
+  /// The current function's entry block (it dominates every loop): where values the same
+  /// for the whole function are computed, before its terminator.
+  llvm::BasicBlock* invariant_block_ = nullptr;
+  std::map<std::string, DivisorMagic> divisor_magic_;  // by the divisor's printed text
   llvm::Value* emit_select(const Select* op);
   llvm::Value* emit_logical(bool is_and, const Expr& a, const Expr& c);
   llvm::Value* emit_call(const Call* op);

@@ -190,6 +190,7 @@ void CodeGen::generate(const std::string& symbol) {
   llvm::BasicBlock* body = new_block("body");
   llvm::BasicBlock* bad = new_block("bad_buffer");
   b_.CreateCondBr(all_ok, body, bad);
+  invariant_block_ = b_.GetInsertBlock();
   b_.SetInsertPoint(bad);
   b_.CreateRet(i32(kErrorBufferMismatch));
   b_.SetInsertPoint(body);
@@ -394,6 +395,9 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
   auto saved_vars = vars_;
   auto saved_buffers = buffers_;
   auto saved_params = params_;
+  auto saved_magic = std::move(divisor_magic_);
+  divisor_magic_.clear();
+  llvm::BasicBlock* saved_invariant_block = invariant_block_;
   const bool saved_streaming = streaming_stores_;
   streaming_stores_ = false;
 
@@ -423,6 +427,12 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
     if (buf.stream) r(buf.stream);
   }
   for (auto& entry : params_) r(entry.second);
+  // The closure's entry block, with the captured values, is where its own
+  // function-invariant values go (divisor_magic).
+  invariant_block_ = b_.GetInsertBlock();
+  llvm::BasicBlock* body = new_block("body");
+  b_.CreateBr(body);
+  b_.SetInsertPoint(body);
   push_var(op->name, closure->getArg(1));
   emit(op->body);
   pop_var();
@@ -435,6 +445,8 @@ void CodeGen::emit_parallel_for(const For* op, llvm::Value* min, llvm::Value* ex
   vars_ = std::move(saved_vars);
   buffers_ = std::move(saved_buffers);
   params_ = std::move(saved_params);
+  divisor_magic_ = std::move(saved_magic);
+  invariant_block_ = saved_invariant_block;
   b_.SetInsertPoint(saved_block);
 
   llvm::Value* rc =
