@@ -527,19 +527,43 @@ class Lowerer {
 
   Stmt build_stage(const FuncInfo& fi, const StageInfo& st) {
     const Func& f = *fi.f;
-    Stmt body = fi.copy_out ? provide(fi.buffer, rename_calls(st.value, f.name, fi.buffer),
-                                      rename_calls(st.lhs, f.name, fi.buffer))
-                            : provide(f.name, st.value, st.lhs);
+    // A scatter computes each computed site coordinate once, bound by a Let before its
+    // bounds check, and the check, the store and the value's read of the same site use it.
+    // Unconditional at the top of the iteration, the coordinates and the pixel reads in
+    // them are shared by iterations that differ only in a bare variable of the site (the
+    // channels of a bilateral grid's splat, unrolled or hoisted out of an inner channel
+    // loop by LLVM), which short-circuited copies inside the check's `&&` were not.
+    // Evaluating them unconditionally is what the evaluator does: it computes the site,
+    // then skips it when it is outside the box.
+    std::vector<Expr> lhs = st.lhs;
+    Expr value = st.value;
+    std::vector<std::pair<std::string, Expr>> site_lets;
+    if (st.scatter) {
+      for (size_t d = 0; d < lhs.size(); ++d) {
+        if (lhs[d].as<Variable>() || lhs[d].as<IntImm>()) continue;
+        const std::string name =
+            f.name + ".s" + std::to_string(st.index) + ".site." + std::to_string(d);
+        site_lets.emplace_back(name, lhs[d]);
+        lhs[d] = var(name);
+      }
+      value = same_site_reads(value, f.name, st.lhs, lhs);
+    }
+    Stmt body = fi.copy_out ? provide(fi.buffer, rename_calls(value, f.name, fi.buffer),
+                                      rename_calls(lhs, f.name, fi.buffer))
+                            : provide(f.name, value, lhs);
     if (st.scatter) {
       // The evaluator skips stores outside the func's box (only an unbounded scatter
       // index can leave it), and with them their values.
       Expr inside;
-      for (size_t d = 0; d < st.lhs.size(); ++d) {
-        Expr c = And::make(GE::make(st.lhs[d], var(dim_name(f.name, "cmin", d))),
-                           LE::make(st.lhs[d], var(dim_name(f.name, "cmax", d))));
+      for (size_t d = 0; d < lhs.size(); ++d) {
+        Expr c = And::make(GE::make(lhs[d], var(dim_name(f.name, "cmin", d))),
+                           LE::make(lhs[d], var(dim_name(f.name, "cmax", d))));
         inside = inside.defined() ? And::make(inside, c) : c;
       }
       if (inside.defined()) body = IfThenElse::make(inside, body);
+      for (auto it = site_lets.rbegin(); it != site_lets.rend(); ++it) {
+        body = LetStmt::make(it->first, it->second, body);
+      }
     }
     if (!st.guards.empty()) {
       Expr g = st.guards[0];
@@ -569,6 +593,28 @@ class Lowerer {
       }
     }
     return Provide::make(name, value, lhs);
+  }
+
+  /// `value` with its reads of func `name` at exactly the site `site` (argument by
+  /// argument) reading at `renamed` instead.
+  static Expr same_site_reads(const Expr& value, const std::string& name,
+                              const std::vector<Expr>& site, const std::vector<Expr>& renamed) {
+    struct SiteRenamer : IRMutator {
+      const std::string* name;
+      const std::vector<Expr>*site, *renamed;
+      using IRMutator::visit;
+      Expr visit(const Call* op) override {
+        bool same =
+            op->call_type == CallType::Func && op->name == *name && op->args.size() == site->size();
+        for (size_t d = 0; same && d < site->size(); ++d) same = equal(op->args[d], (*site)[d]);
+        if (same) return Call::make(op->type, op->name, *renamed, op->call_type);
+        return IRMutator::visit(op);
+      }
+    } r;
+    r.name = &name;
+    r.site = &site;
+    r.renamed = &renamed;
+    return r.mutate(value);
   }
 
   static bool has_reduction(const Expr& e) {

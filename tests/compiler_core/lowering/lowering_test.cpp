@@ -113,6 +113,49 @@ TEST(Lowering, UnboundedScatterSkipsStoresOutsideTheBox) {
   }
 }
 
+// A scatter binds each computed site coordinate to a Let before its bounds check, and the
+// check, the store and the value's read of the site use it: one computation per point, at
+// the top of the iteration, where the channels of a splat (a bare pure variable of the
+// site, here innermost or unrolled) share it. Values as the evaluator's, with stores
+// outside the box skipped.
+TEST(Lowering, AScatterComputesItsSiteOnceBeforeItsCheck) {
+  Pipeline p = compile_pipeline(
+      "pipeline splat\n"
+      "input in : f32[x, y, c]\n"
+      "func g(gx, gz, gc) = 0.0\n"
+      "g((x + 2) / 4, i32(in(x, y, 0) * 9.0) - 1, gc) += select(gc == 2, 1.0, in(x, y, gc))"
+      " for x in in, y in in\n"
+      "func out(x, z) = g(x, clamp(z, 0, 7), 0) + g(x, clamp(z, 0, 7), 2)\n"
+      "output out\n",
+      "splat.stp");
+  InputImages inputs;
+  Buffer in(ScalarType::Float32, {19, 7, 2});
+  for (int64_t i = 0; i < in.element_count(); ++i)
+    in.set_flat(i, static_cast<float>((i * 37 % 101) / 100.0));
+  inputs["in"] = in;
+  Buffer expected = evaluate_pipeline_region(p, inputs, {}, {0, 0}, {5, 8});
+  auto jit = codegen::JitCompiler::create();
+  for (const char* text :
+       {"", "g.update(0).reorder(gc, x, y)", "g.update(0).reorder(gc, x, y).unroll(gc, 4)"}) {
+    SCOPED_TRACE(text);
+    Schedule s = compile_schedule(text, "s", p);
+    LoweredFunction f = lower(p, s);
+    const std::string lowered = lowered_text(p, s);
+    EXPECT_NE(lowered.find("let g.s1.site.0 = (g.s1.x + 2) / 4"), std::string::npos) << lowered;
+    EXPECT_NE(lowered.find("let g.s1.site.1 = i32(in(g.s1.x, g.s1.y, 0) * 9.0) - 1"),
+              std::string::npos);
+    EXPECT_NE(lowered.find("g(g.s1.site.0, g.s1.site.1, g.s1.gc) = g(g.s1.site.0, g.s1.site.1, "
+                           "g.s1.gc) + "),
+              std::string::npos)
+        << lowered;
+    EXPECT_EQ(lowered.find("(g.s1.x + 2) / 4 >="), std::string::npos) << "the check recomputes";
+    auto fn = jit->compile(f);
+    Buffer got = run_lowered(*fn, f, p, inputs, {}, {5, 8});
+    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+  }
+}
+
 // An output with updates (a running sum along x) is realised in its own buffer and then
 // copied into the caller's.
 TEST(Lowering, OutputWithUpdatesMatchesEvaluator) {
