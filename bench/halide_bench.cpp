@@ -266,9 +266,8 @@ HalideAlgorithm bilateral_grid() {
   // are the divisions by r_sigma (Halide multiplies by a constant's reciprocal otherwise).
   // (On the bench's photo no pixel happens to move either way.)
   lum(x, y) = Halide::strict_float(rec601(in, x, y));
-  // The .stp's four splat updates as one with the channel a pure variable: by default
-  // Halide iterates it outermost, i.e. the four passes over the pixels in the .stp's
-  // order, so every cell sums the same values in the same order. The clamp changes no
+  // The .stp's splat: one update with the channel a pure variable, so every cell sums the
+  // same values in the same order. The clamp changes no
   // value (the index is in 0..10 already); it gives Halide the bound the checker infers.
   RDom r(0, a.input.width(), 0, a.input.height(), "r");
   Expr splat_z = Halide::clamp(Halide::cast<int>(Halide::strict_float(
