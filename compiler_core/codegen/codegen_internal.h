@@ -38,6 +38,9 @@ struct BufferInfo {
   /// Outputs only (i1): larger than kStreamingStoreBytes, so whole-line vector stores
   /// bypass the cache (store_lanes); nullptr elsewhere.
   llvm::Value* stream = nullptr;
+  /// Every element's offset fits in i32: allocations, which emit_allocate limits to fewer
+  /// than 2^31 elements (lane_pointers computes gathers' offsets in i32 then).
+  bool narrow_offsets = false;
 };
 
 /// Whether `e` mentions any of `names` as a variable; with `or_loads`, also whether it

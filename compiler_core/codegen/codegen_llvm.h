@@ -57,6 +57,13 @@ std::unique_ptr<llvm::Module> generate_module(const LoweredFunction& f, const st
 BufferDescriptor describe(Buffer& buffer);
 BufferDescriptor describe(const Buffer& buffer);
 
+/// A func's buffer (an allocation of generated code) holds fewer elements than this, so
+/// that offsets within it are i32 values, as Halide limits its buffers to 2^31 bytes: a
+/// gather of 16 lanes is then one instruction over i32 offsets instead of two over i64
+/// ones (bilateral_grid's slice 0.9x). A larger allocation fails with kErrorOutOfMemory.
+/// Inputs and outputs, the caller's buffers, have no such limit.
+inline constexpr int64_t kMaxAllocationElements = int64_t{1} << 31;
+
 /// Outputs above this size are written with non-temporal stores where a vector store
 /// covers whole aligned cache lines: half a 32 MiB last-level cache, so that the output
 /// and the inputs it is computed from do not fit in it together, the stored lines would

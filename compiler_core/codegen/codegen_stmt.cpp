@@ -510,6 +510,7 @@ void CodeGen::emit_allocate(const Allocate* op) {
   }
   llvm::Type* et = memory_type(op->type);
   const int64_t elem_bytes = bytes_of(op->type.code);
+  buf.narrow_offsets = true;
   if (constant_size && constant_count * elem_bytes <= kMaxStackAllocation) {
     llvm::AllocaInst* a = entry_alloca(et, op->name, i32(std::max<int64_t>(constant_count, 1)));
     buf.host = b_.CreateBitCast(a, b_.getInt8PtrTy());
@@ -519,8 +520,22 @@ void CodeGen::emit_allocate(const Allocate* op) {
     buffers_.pop_back();
     return;
   }
+  // A func's buffer holds fewer than kMaxAllocationElements elements (its offsets are
+  // i32: lane_pointers); a larger one fails as out of memory.
   llvm::Value* bytes = b_.CreateMul(count, i64(elem_bytes));
-  llvm::Value* p = b_.CreateCall(runtime("stipple_malloc"), {bytes});
+  llvm::BasicBlock* too_large = new_block(op->name + ".too_large");
+  llvm::BasicBlock* call = new_block(op->name + ".malloc");
+  llvm::BasicBlock* called = new_block(op->name + ".called");
+  b_.CreateCondBr(b_.CreateICmpULT(count, i64(kMaxAllocationElements)), call, too_large);
+  b_.SetInsertPoint(too_large);
+  b_.CreateBr(called);
+  b_.SetInsertPoint(call);
+  llvm::Value* allocated = b_.CreateCall(runtime("stipple_malloc"), {bytes});
+  b_.CreateBr(called);
+  b_.SetInsertPoint(called);
+  llvm::PHINode* p = b_.CreatePHI(b_.getInt8PtrTy(), 2);
+  p->addIncoming(allocated, call);
+  p->addIncoming(llvm::ConstantPointerNull::get(b_.getInt8PtrTy()), too_large);
   llvm::BasicBlock* ok = new_block(op->name + ".allocated");
   llvm::BasicBlock* fail = new_block(op->name + ".oom");
   llvm::BasicBlock* after = new_block(op->name + ".freed");

@@ -219,17 +219,44 @@ bool CodeGen::emit_vector_for(const For* op, llvm::Value* min, llvm::Value* exte
 
 llvm::Value* CodeGen::lane_pointers(const BufferInfo& buf,
                                     const std::vector<llvm::Value*>& coords) {
-  llvm::Value* index = widen(i64(0));
-  for (int d = 0; d < buf.dims; ++d) {
-    llvm::Value* c = widen(coords[d]);
-    if (!c->getType()->isIntOrIntVectorTy(64)) c = b_.CreateSExt(c, shaped(b_.getInt64Ty(), c));
-    llvm::Value* m = buf.is_input ? i64(0) : buf.min[d];
-    llvm::Value* term = b_.CreateMul(b_.CreateSub(c, widen(m)), widen(buf.stride[d]));
-    index = b_.CreateAdd(index, term);
-  }
+  // The uniform coordinates give one scalar base pointer, the varying ones a vector of
+  // offsets from it: i32 offsets where every element's offset fits (buf.narrow_offsets),
+  // so that a gather of 16 lanes is one vpgatherdd-class instruction over i32 arithmetic,
+  // not two of 8 lanes each over i64 arithmetic (Halide's 32-bit buffer offsets). For
+  // lanes that read inside the buffer each partial sum is the difference of two element
+  // offsets, so it cannot wrap; inactive lanes may wrap, and are not read.
   llvm::Type* et = memory_type(Type(buf.type));
-  llvm::Value* base = b_.CreateBitCast(buf.host, et->getPointerTo());
-  return b_.CreateInBoundsGEP(et, base, index);
+  llvm::Value* uniform = i64(0);
+  llvm::Value* varying = nullptr;
+  for (int d = 0; d < buf.dims; ++d) {
+    llvm::Value* c = coords[d];
+    llvm::Value* m = buf.is_input ? i64(0) : buf.min[d];
+    if (!c->getType()->isVectorTy()) {
+      if (!c->getType()->isIntegerTy(64)) c = b_.CreateSExt(c, b_.getInt64Ty());
+      uniform = b_.CreateAdd(uniform, b_.CreateMul(b_.CreateSub(c, m), buf.stride[d]));
+      continue;
+    }
+    llvm::Value* stride = buf.stride[d];
+    if (buf.narrow_offsets && c->getType()->isIntOrIntVectorTy(32)) {
+      m = b_.CreateTrunc(m, b_.getInt32Ty());
+      stride = b_.CreateTrunc(stride, b_.getInt32Ty());
+    } else if (!c->getType()->isIntOrIntVectorTy(64)) {
+      c = b_.CreateSExt(c, shaped(b_.getInt64Ty(), c));
+    }
+    llvm::Value* term = b_.CreateMul(b_.CreateSub(c, widen(m)), widen(stride));
+    if (varying && varying->getType() != term->getType()) {
+      // One dimension's coordinates arrived as i64: the sum is i64.
+      if (varying->getType()->isIntOrIntVectorTy(32)) {
+        varying = b_.CreateSExt(varying, term->getType());
+      } else {
+        term = b_.CreateSExt(term, varying->getType());
+      }
+    }
+    varying = varying ? b_.CreateAdd(varying, term) : term;
+  }
+  // A plain GEP for the base: with no lane active its coordinates need not be inside.
+  llvm::Value* base = b_.CreateGEP(et, b_.CreateBitCast(buf.host, et->getPointerTo()), uniform);
+  return b_.CreateGEP(et, base, varying ? varying : widen(i64(0)));
 }
 
 bool CodeGen::dense_lanes(const std::vector<llvm::Value*>& coords) const {

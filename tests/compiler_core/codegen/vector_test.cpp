@@ -227,6 +227,43 @@ TEST(VectorAccess, DenseStridedAndGatheredReadsWithEveryTail) {
   }
 }
 
+TEST(VectorAccess, GathersFromAFuncTakeI32OffsetsFromAUniformBase) {
+  // A table t(i, c) read at a data-dependent i and a uniform c: c goes into a scalar base
+  // pointer and i's offsets are i32 (one 16-lane gather), t's buffer starting at i = -7 so
+  // that its min is subtracted. A gather from the input keeps i64 offsets (the caller's
+  // buffers may exceed 2^31 elements).
+  const std::string src =
+      "pipeline g\ninput in : f32[x, y] mirror\n"
+      "func t(i, c) = f32(i * 3 + c) * 0.5\n"
+      "func out(x, y) = t(clamp(i32(in(x, y) * 40.0) - 12, -7, 24), y % 2)"
+      " + in(i32(in(x, y) * 9.0), y)\noutput out\n";
+  const std::regex narrow("getelementptr float, float\\* %[^,]+, <16 x i32>");
+  const std::regex wide("getelementptr float, float\\* %[^,]+, <16 x i64>");
+  for (int64_t width : {1, 13, 16, 37}) {
+    Buffer in(ScalarType::Float32, {width, 3});
+    for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, (i * 37 % 101) / 101.0);
+    Result r = run_both(src, "t.compute_root()\nout.vectorize(x, 16)", {{"in", in}}, {width, 3});
+    expect_same(r, "width " + std::to_string(width));
+    EXPECT_TRUE(std::regex_search(r.ir, narrow)) << r.ir;
+    EXPECT_TRUE(std::regex_search(r.ir, wide)) << "the input's gather";
+  }
+}
+
+TEST(Allocation, AFuncOf2To31ElementsOrMoreFailsAsOutOfMemoryBeforeAllocating) {
+  // f's region is 65537 x 32769 elements, just over kMaxAllocationElements (its offsets
+  // would not fit in i32): the call fails as out of memory, without allocating 2 GiB.
+  static_assert(codegen::kMaxAllocationElements == int64_t{1} << 31);
+  Pipeline p = compile_pipeline(
+      "pipeline big\ninput in : u8[x, y]\nfunc f(x, y) = in(x, y)\n"
+      "func out(x, y) = f32(f(x * 65536, y * 32768))\noutput out\n",
+      "big.stp");
+  LoweredFunction f = lower(p, compile_schedule("f.compute_root()", "big.sched", p));
+  auto jit = codegen::JitCompiler::create();
+  auto fn = jit->compile(f);
+  Buffer in(ScalarType::UInt8, {4, 4});
+  EXPECT_THROW(run_lowered(*fn, f, p, {{"in", in}}, {}, {2, 2}), std::bad_alloc);
+}
+
 TEST(VectorAccess, StridedRowsAreOneLoadAndAShuffleAtEveryEdge) {
   // Reads of an input and of a func buffer at s * x (a grid-perforated stage reading its
   // producer) for strides 2 to 8: inside the image one masked load of the span and a
