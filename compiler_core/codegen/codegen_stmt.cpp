@@ -172,6 +172,14 @@ void CodeGen::generate(const std::string& symbol) {
       push_var(prefix + "extent" + suffix, b_.CreateTrunc(buf.extent.back(), b_.getInt32Ty()));
       push_var(prefix + "stride" + suffix, b_.CreateTrunc(buf.stride.back(), b_.getInt32Ty()));
     }
+    if (k >= f_.inputs.size()) {
+      // The dimensions the loop nest was built for (the schedule's bound): exactly.
+      for (const ExternalBuffer::FixedDim& fd : f_.buffers[k - f_.inputs.size()].fixed) {
+        STIPPLE_INTERNAL_CHECK(fd.dim < buf.dims, "codegen: bound of a missing dimension");
+        all_ok = b_.CreateAnd(all_ok, b_.CreateICmpEQ(buf.min[fd.dim], i64(fd.min)));
+        all_ok = b_.CreateAnd(all_ok, b_.CreateICmpEQ(buf.extent[fd.dim], i64(fd.extent)));
+      }
+    }
     if (!buf.is_input) {
       llvm::Value* bytes = i64(bytes_of(buf.type));
       for (llvm::Value* e : buf.extent) bytes = b_.CreateMul(bytes, e);

@@ -1270,6 +1270,13 @@ std::string CppGen::opening_part() {
     os << "  if (" << b << ".type != " << type_constant(buf.type) << " || " << b
        << ".dimensions != " << buf.dims;
     if (buf.dims > 0) os << " || " << b << ".dim[0].stride != 1";
+    if (k >= f_.inputs.size()) {
+      // The dimensions the loop nest was built for (the schedule's bound): exactly.
+      for (const ExternalBuffer::FixedDim& fd : f_.buffers[k - f_.inputs.size()].fixed) {
+        const std::string dim = b + ".dim[" + std::to_string(fd.dim) + "]";
+        os << " || " << dim << ".min != " << fd.min << " || " << dim << ".extent != " << fd.extent;
+      }
+    }
     os << ") {\n    return STIPPLE_ERROR_BUFFER_MISMATCH;\n  }\n";
   }
   if (dialect_ == Dialect::Cuda && total > 0) {

@@ -19,6 +19,19 @@ Buffer run_lowered(const codegen::CompiledFunction& fn, const LoweredFunction& f
     descriptors.push_back(codegen::describe(it->second));
   }
   const Func* out = p.find_func(p.output.func);
+  // The schedule's bound(v, min, extent) of the output: the loop nest computes exactly
+  // that range, so the output must be it.
+  for (const ExternalBuffer& eb : f.buffers) {
+    for (const ExternalBuffer::FixedDim& fd : eb.fixed) {
+      const size_t d = static_cast<size_t>(fd.dim);
+      if (d < extents.size() && fd.min == 0 && fd.extent == extents[d]) continue;
+      throw UserError("the schedule bounds '" + eb.name + "' to " + std::to_string(fd.min) + ".." +
+                      std::to_string(fd.min + fd.extent - 1) + " in '" + out->args[d] +
+                      "' (bound), but the output is 0.." +
+                      std::to_string(d < extents.size() ? extents[d] - 1 : -1) +
+                      " there; change the bound or the input");
+    }
+  }
   Buffer result(out->type.code, extents);
   descriptors.push_back(codegen::describe(result));
   std::vector<double> values;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "compiler_core/ir/ir.h"
@@ -16,9 +17,21 @@ namespace stipple {
 /// A func buffer that the caller allocates (the output, or a stage lowering chose to
 /// realise outside the generated function).
 struct ExternalBuffer {
+  /// A dimension the caller's buffer must span exactly (the schedule's bound(v, min,
+  /// extent) of the output): the loop nest was built for that range, and back ends refuse
+  /// a buffer that differs before running anything.
+  struct FixedDim {
+    int dim = 0;
+    int64_t min = 0, extent = 0;
+  };
+  ExternalBuffer() = default;
+  ExternalBuffer(std::string n, Type t, int dims, std::vector<FixedDim> f = {})
+      : name(std::move(n)), type(t), dimensions(dims), fixed(std::move(f)) {}
+
   std::string name;
   Type type;
   int dimensions = 0;
+  std::vector<FixedDim> fixed;
 };
 
 /// One function to generate: its statement and everything outside it that it names.

@@ -1,6 +1,7 @@
 // The lowering driver: a plain list of passes.
 #include "compiler_core/lowering/lower.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 
@@ -82,7 +83,12 @@ LoweredFunction lower(const Pipeline& original, const Schedule& approximated,
   f.body = body;
   f.inputs = p.inputs;
   f.params = p.params;
-  f.buffers.push_back({out->name, out->type, static_cast<int>(out->args.size())});
+  ExternalBuffer result{out->name, out->type, static_cast<int>(out->args.size()), {}};
+  for (const RegionBound& b : region_bounds(s, out->name)) {
+    const auto d = std::find(out->args.begin(), out->args.end(), b.var) - out->args.begin();
+    result.fixed.push_back({static_cast<int>(d), b.min, b.extent});
+  }
+  f.buffers.push_back(std::move(result));
   return f;
 }
 

@@ -436,9 +436,18 @@ class Lowerer {
     const Func& f = *fi.f;
     const size_t dims = f.args.size();
     if (fi.is_output) {
+      // The caller's buffer, or the schedule's bound where it has one: constants, which
+      // the regions of the funcs before it are computed from (the back end checks that the
+      // buffer spans the bound).
+      std::map<std::string, RegionBound> bounds;
+      for (const RegionBound& b : region_bounds(s_, f.name)) bounds[b.var] = b;
       for (size_t d = 0; d < dims; ++d) {
         Expr lo = var(dim_name(f.name, "min", d));
         Expr hi = Sub::make(Add::make(lo, var(dim_name(f.name, "extent", d))), i32(1));
+        if (auto it = bounds.find(f.args[d]); it != bounds.end()) {
+          lo = i32(it->second.min);
+          hi = i32(it->second.min + it->second.extent - 1);
+        }
         fi.rmin.push_back(lo);
         fi.rmax.push_back(hi);
       }

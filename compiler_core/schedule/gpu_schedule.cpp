@@ -72,12 +72,12 @@ Schedule make_gpu_schedule(const Pipeline& p, const Schedule& cpu,
     const bool is_output = f.name == p.output.func;
     const LevelKind level = effective_compute_level(cpu, p, f).kind;
     FuncSchedule fs;
-    // Approximations stay (they change what the func computes, not where).
+    // Approximations and bounds stay (they change what the func computes, not where).
     if (const FuncSchedule* c = cpu.find(f.name)) {
       auto it = c->stages.find(0);
       if (it != c->stages.end()) {
         for (const Directive& d : it->second.directives) {
-          if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) {
+          if (find_directive_spec(d.name)->scope != DirectiveScope::Stage) {
             fs.stages[0].directives.push_back(d);
           }
         }

@@ -160,6 +160,12 @@ const std::vector<DirectiveSpec>& specs() {
        {S::Name},
        false,
        "gpu_tile(x, y, xo, yo, xi, yi, xfactor, yfactor[, tail])"},
+      {"bound",
+       DirectiveScope::Region,
+       {S::Name, S::Int, S::Int},
+       {},
+       false,
+       "bound(var, min, extent)"},
       {"perforate",
        DirectiveScope::Approximation,
        {S::Any},
@@ -288,6 +294,18 @@ std::optional<TailStrategy> parse_tail_strategy(const std::string& name) {
 // Defaults
 
 int stage_count(const Func& f) { return 1 + static_cast<int>(f.updates.size()); }
+
+std::vector<RegionBound> region_bounds(const Schedule& s, const std::string& func) {
+  std::vector<RegionBound> bounds;
+  const FuncSchedule* fs = s.find(func);
+  if (!fs) return bounds;
+  auto it = fs->stages.find(0);
+  if (it == fs->stages.end()) return bounds;
+  for (const Directive& d : it->second.directives) {
+    if (d.name == "bound") bounds.push_back({d.var(0), d.integer(1), d.integer(2), d.loc});
+  }
+  return bounds;
+}
 
 LoopLevel effective_compute_level(const Schedule& s, const Pipeline& p, const Func& f) {
   if (f.name == p.output.func) return LoopLevel::root();

@@ -128,6 +128,9 @@ enum class DirectiveScope : uint8_t {
   /// in stage 0's directives, in the order written, so that the text form and the proto
   /// carry them as they carry stage directives; only on the pure definition's line.
   Approximation,
+  /// bound: fixes the region a func is computed over in one of its dimensions (Halide's
+  /// Func::bound). Kept in stage 0's directives like approximations; no loop changes.
+  Region,
 };
 
 /// What one argument position accepts.
@@ -175,5 +178,19 @@ LoopLevel effective_store_level(const Schedule& s, const Pipeline& p, const Func
 
 /// `f` for stage 0, `f.update(k)` for stage k + 1.
 std::string stage_name(const std::string& func, int stage);
+
+/// `bound(v, min, extent)` of a func: it is computed over exactly min..min + extent - 1
+/// along its pure variable v, a constant the lowering builds its loops and its consumers'
+/// regions from (Halide's Func::bound; `bound(c, 0, 3)` of an RGB output lets channel
+/// loops be unrolled without guards). For the output this is a promise about the
+/// caller's buffer, checked when the pipeline is called (LOOPS.md).
+struct RegionBound {
+  std::string var;
+  int64_t min = 0, extent = 0;
+  SourceLoc loc;
+};
+/// The bounds of `func` under s, in the order written (the checker allows one per
+/// variable).
+std::vector<RegionBound> region_bounds(const Schedule& s, const std::string& func);
 
 }  // namespace stipple

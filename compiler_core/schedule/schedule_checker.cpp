@@ -143,12 +143,41 @@ class ScheduleChecker {
         error(fs.store->loc, q(name) + " is inlined, so it has no storage to place" + fix);
       for (const auto& [stage, st] : fs.stages) {
         for (const Directive& d : st.directives) {
-          if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) continue;
+          if (find_directive_spec(d.name)->scope != DirectiveScope::Stage) continue;
           error(d.loc, q(name) + " is inlined, so it has no loops to schedule" + fix);
         }
       }
     }
+    check_bounds(*f, fs);
     check_approximation(*f, fs);
+  }
+
+  // bound(v, min, extent): only the output's for now (a func's region is otherwise what
+  // its consumers read, and a bound smaller than that would need a check where it is
+  // computed), each pure variable at most once, a non-empty i32 range.
+  void check_bounds(const Func& f, const FuncSchedule& fs) {
+    std::set<std::string> bounded;
+    for (const RegionBound& b : region_bounds(s_, f.name)) {
+      if (f.name != p_.output.func) {
+        error(b.loc, "bound(...) fixes the region of the output, and " + q(f.name) +
+                         " is not the output (" + q(p_.output.func) + " is)");
+      }
+      if (std::find(f.args.begin(), f.args.end(), b.var) == f.args.end()) {
+        std::string vars;
+        for (const std::string& a : f.args) vars += (vars.empty() ? "" : ", ") + a;
+        error(b.loc,
+              q(b.var) + " is not a variable of " + q(f.name) + "'s definition (" + vars + ")");
+      }
+      if (!bounded.insert(b.var).second) {
+        error(b.loc, q(f.name) + " is already bounded in " + q(b.var) + "; bound it once");
+      }
+      const int64_t limit = int64_t{1} << 31;
+      if (b.extent < 1 || b.min < -limit || b.min + b.extent > limit) {
+        error(b.loc, "bound(" + b.var + ", " + std::to_string(b.min) + ", " +
+                         std::to_string(b.extent) +
+                         "): the extent must be at least 1 and the range within i32");
+      }
+    }
   }
 
   // Approximations the perforation rewrite cannot apply, with the reason (what

@@ -509,8 +509,9 @@ StageLoopNest stage_loop_nest(const Schedule& s, const Pipeline& p, const Func& 
   auto it = fs->stages.find(stage);
   if (it == fs->stages.end()) return nest;
   for (const Directive& d : it->second.directives) {
-    // Approximations change the func's definition, not its loops (approximation.h).
-    if (find_directive_spec(d.name)->scope == DirectiveScope::Approximation) continue;
+    // Approximations change the func's definition (approximation.h), bound its region:
+    // neither its loops.
+    if (find_directive_spec(d.name)->scope != DirectiveScope::Stage) continue;
     apply_stage_directive(nest, f, stage, f.name == p.output.func, d, source);
     if (d.name.rfind("gpu_", 0) == 0) gpu_loc = d.loc;
     if (d.name == "parallel") parallel_loc = d.loc;

@@ -624,6 +624,22 @@ TEST(CppSource, EmitKindAndTheFilesShape) {
   EXPECT_THROW(codegen::cpp_source(f, opt), UserError);
 }
 
+TEST(CppSource, ABoundOutputIsCheckedOnEntry) {
+  // bound(c, 0, 3): the loop nest is built for channels 0..2, so the source refuses an
+  // output that does not span exactly them, as the object file does (bilateral_grid's hand
+  // schedule, in FivePipelinesMatchTheJit, runs the accepted case).
+  Pipeline p = compile_pipeline(
+      "pipeline b\ninput in : f32[x, y, c]\nfunc out(x, y, c) = in(x, y, 2 - c)\noutput out\n",
+      "b.stp");
+  LoweredFunction f = lower(p, compile_schedule("out.bound(c, 0, 3)", "b.sched", p));
+  AotOptions opt;
+  opt.symbol = "b";
+  const std::string text = codegen::cpp_source(f, opt);
+  EXPECT_NE(text.find("buffers[1].dim[2].min != 0 || buffers[1].dim[2].extent != 3"),
+            std::string::npos)
+      << text;
+}
+
 TEST(CppSource, AWrongDescriptorIsRefusedWithTheHeadersCode) {
   // buffers[0] declared f32 but passed as u8: STIPPLE_ERROR_BUFFER_MISMATCH, as the
   // object file does; then a dense dimension 0 is required too.

@@ -7,6 +7,8 @@
 #include <cstring>
 #include <filesystem>
 #include <map>
+#include <utility>
+#include <vector>
 
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/image/image_io.h"
@@ -113,6 +115,15 @@ TEST(Lowering, UnboundedScatterSkipsStoresOutsideTheBox) {
   }
 }
 
+/// Values in [0, 1] with few repeats, element i at (i * 37 % 101) / 100.
+Buffer scrambled_ramp(std::vector<int64_t> extents) {
+  Buffer b(ScalarType::Float32, std::move(extents));
+  for (int64_t i = 0; i < b.element_count(); ++i) {
+    b.set_flat(i, static_cast<float>((i * 37 % 101) / 100.0));
+  }
+  return b;
+}
+
 // A scatter binds each computed site coordinate to a Let before its bounds check, and the
 // check, the store and the value's read of the site use it: one computation per point, at
 // the top of the iteration, where the channels of a splat (a bare pure variable of the
@@ -128,11 +139,7 @@ TEST(Lowering, AScatterComputesItsSiteOnceBeforeItsCheck) {
       "func out(x, z) = g(x, clamp(z, 0, 7), 0) + g(x, clamp(z, 0, 7), 2)\n"
       "output out\n",
       "splat.stp");
-  InputImages inputs;
-  Buffer in(ScalarType::Float32, {19, 7, 2});
-  for (int64_t i = 0; i < in.element_count(); ++i)
-    in.set_flat(i, static_cast<float>((i * 37 % 101) / 100.0));
-  inputs["in"] = in;
+  InputImages inputs = {{"in", scrambled_ramp({19, 7, 2})}};
   Buffer expected = evaluate_pipeline_region(p, inputs, {}, {0, 0}, {5, 8});
   auto jit = codegen::JitCompiler::create();
   for (const char* text :
@@ -153,6 +160,57 @@ TEST(Lowering, AScatterComputesItsSiteOnceBeforeItsCheck) {
     Buffer got = run_lowered(*fn, f, p, inputs, {}, {5, 8});
     ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
     EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+  }
+}
+
+// bound(c, 0, 3) of the output: its region and the regions of the funcs before it are
+// constants (what lets channel loops unroll without guards), the values are the
+// evaluator's, and an output that does not span the bound is refused before anything runs,
+// by run_lowered with a message and by the generated code itself (a caller of the object
+// file has no run_lowered).
+TEST(Lowering, ABoundOutputIsComputedOverItsConstantRange) {
+  Pipeline p = compile_pipeline(
+      "pipeline bounded\n"
+      "input in : f32[x, y, c]\n"
+      "func g(x, y, c) = in(x, y, c) * 2.0 + f32(c)\n"
+      "func out(x, y, c) = g(x, y, c) * 0.5 + g(x + 1, y, 2 - c)\n"
+      "output out\n",
+      "bounded.stp");
+  InputImages inputs = {{"in", scrambled_ramp({9, 5, 3})}};
+  Buffer expected = evaluate_pipeline_region(p, inputs, {}, {0, 0, 0}, {7, 5, 3});
+  auto jit = codegen::JitCompiler::create();
+  for (const char* text :
+       {"out.bound(c, 0, 3)",
+        "g.compute_at(out, x)\nout.bound(c, 0, 3).reorder(c, x, y).unroll(c, 3)",
+        "g.compute_root().vectorize(x, 4)\nout.bound(c, 0, 3).bound(y, 0, 5).vectorize(x, 8)"}) {
+    SCOPED_TRACE(text);
+    Schedule s = compile_schedule(text, "s", p);
+    const std::string lowered = lowered_text(p, s);
+    EXPECT_NE(lowered.find("let out.rmin.2 = 0\n"), std::string::npos) << lowered;
+    EXPECT_NE(lowered.find("let out.rmax.2 = 2\n"), std::string::npos);
+    LoweredFunction f = lower(p, s);
+    ASSERT_EQ(f.buffers.size(), 1u);
+    ASSERT_EQ(f.buffers[0].fixed.size(),
+              std::string(text).find("bound(y") == std::string::npos ? 1u : 2u);
+    auto fn = jit->compile(f);
+    Buffer got = run_lowered(*fn, f, p, inputs, {}, {7, 5, 3});
+    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+    try {
+      run_lowered(*fn, f, p, inputs, {}, {7, 5, 2});
+      ADD_FAILURE() << "a 2-channel output was accepted";
+    } catch (const UserError& e) {
+      EXPECT_NE(std::string(e.what()).find("the schedule bounds 'out' to 0..2 in 'c' (bound), "
+                                           "but the output is 0..1 there"),
+                std::string::npos)
+          << e.what();
+    }
+    // The generated code checks too: a 4-channel output is refused untouched.
+    Buffer four(ScalarType::Float32, {7, 5, 4});
+    std::vector<codegen::BufferDescriptor> d = {codegen::describe(inputs["in"]),
+                                                codegen::describe(four)};
+    const std::vector<double> no_params = {};
+    EXPECT_EQ((*fn)(d.data(), no_params.data()), codegen::kErrorBufferMismatch);
   }
 }
 

@@ -57,6 +57,7 @@ TEST(ScheduleChecker, AcceptsLegalSchedules) {
       "out.split(y, yo, yi, 8, shift_inwards).split(x, xo, xi, 8, guard_with_if)\n"
       "A.compute_root().split(x, xo, xi, 8, round_up)\n",
       "out.vectorize(x, 8).unroll(x, 2).parallel(y)\n",
+      "out.bound(c, 0, 3).unroll(c, 3).bound(x, -4, 64)\n",
   };
   for (const char* text : ok) {
     EXPECT_NO_THROW(compile_schedule(text, "s", pipeline())) << text;
@@ -224,6 +225,17 @@ const CheckCase kCases[] = {
      "loop 'y' is already parallel; split it before making it parallel"},
     {"unroll_one", "out.unroll(x, 1)", 1, 15, "the unroll factor must be from 2 to 64, found 1"},
     {"unroll_twice", "out.unroll(x, 2).unroll(x, 2)", 1, 25, "loop 'x' is already unrolled"},
+    // bound (LOOPS.md, "Bounds")
+    {"bound_not_output", "A.compute_root().bound(c, 0, 3)", 1, 18,
+     "bound(...) fixes the region of the output, and 'A' is not the output ('out' is)"},
+    {"bound_unknown_var", "out.bound(z, 0, 3)", 1, 5,
+     "'z' is not a variable of 'out''s definition (x, y, c)"},
+    {"bound_split_loop", "out.split(c, co, ci, 2).bound(ci, 0, 2)", 1, 25,
+     "'ci' is not a variable of 'out''s definition"},
+    {"bound_twice", "out.bound(c, 0, 3).bound(c, 0, 4)", 1, 20,
+     "'out' is already bounded in 'c'; bound it once"},
+    {"bound_empty", "out.bound(c, 0, 0)", 1, 5, "the extent must be at least 1"},
+    {"bound_past_i32", "out.bound(x, 2147483000, 1000)", 1, 5, "the range within i32"},
     // Dependences of updates
     {"vectorize_scan", "scan.update(0).vectorize(r, 4)", 1, 26,
      "cannot vectorize loop 'r' of 'scan.update(0)': the update carries a dependence along 'r' "

@@ -150,6 +150,8 @@ const SyntaxCase kSyntaxCases[] = {
      "the store level of 'A' is already set at 1:3"},
     {"level_on_update", "hist.update(0).compute_root()", 1, 16,
      "compute_root applies to the whole func; put it on a line without update(...)"},
+    {"bound_on_update", "hist.update(0).bound(i, 0, 4)", 1, 16,
+     "bound applies to the whole func; put it on a line without update(...)"},
     {"bad_char", "out.vectorize(x, $)", 1, 18, "unexpected character '$'"},
     {"dangling_minus", "out.split(x, -, xi, 4)", 1, 15, "expected a number after '-', found ','"},
     {"bad_method", "A.compute_at(out.foo(1), x)", 1, 18,
