@@ -24,6 +24,10 @@ namespace stipple::codegen {
 inline constexpr int64_t kMaxRowStride = 8;
 inline constexpr int64_t kMaxRowSpan = 128;
 inline constexpr int64_t kMaxLaneDivisor = 16;
+/// A gather of 1- or 2-byte elements from an allocation reads a word this wide at each
+/// element (x86 gathers no bytes); allocations of such elements have this many bytes of
+/// room after their last element.
+inline constexpr int64_t kGatherWordBytes = 4;
 
 /// A buffer in scope: an external one (loaded from its descriptor on entry) or a local
 /// Allocate. Every field is an SSA value of the current function.

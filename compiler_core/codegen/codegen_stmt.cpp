@@ -519,8 +519,12 @@ void CodeGen::emit_allocate(const Allocate* op) {
   llvm::Type* et = memory_type(op->type);
   const int64_t elem_bytes = bytes_of(op->type.code);
   buf.narrow_offsets = true;
+  // Elements narrower than 4 bytes get 4 bytes of room past the last one, which a gather
+  // reads as i32 words (load_lanes).
+  const int64_t padding = elem_bytes < 4 ? kGatherWordBytes / elem_bytes : 0;
   if (constant_size && constant_count * elem_bytes <= kMaxStackAllocation) {
-    llvm::AllocaInst* a = entry_alloca(et, op->name, i32(std::max<int64_t>(constant_count, 1)));
+    llvm::AllocaInst* a =
+        entry_alloca(et, op->name, i32(constant_count + std::max<int64_t>(padding, 1)));
     buf.host = b_.CreateBitCast(a, b_.getInt8PtrTy());
     note_buffer(buf);
     buffers_.push_back(std::move(buf));
@@ -530,7 +534,7 @@ void CodeGen::emit_allocate(const Allocate* op) {
   }
   // A func's buffer holds fewer than kMaxAllocationElements elements (its offsets are
   // i32: lane_pointers); a larger one fails as out of memory.
-  llvm::Value* bytes = b_.CreateMul(count, i64(elem_bytes));
+  llvm::Value* bytes = b_.CreateMul(b_.CreateAdd(count, i64(padding)), i64(elem_bytes));
   llvm::BasicBlock* too_large = new_block(op->name + ".too_large");
   llvm::BasicBlock* call = new_block(op->name + ".malloc");
   llvm::BasicBlock* called = new_block(op->name + ".called");

@@ -410,6 +410,19 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
     return strided_row(et, element_pointer(buf, lane0), s, align);
   }
   llvm::Value* all = llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), zero));
+  if (buf.narrow_offsets && bytes_of(buf.type) < kGatherWordBytes) {
+    // x86 gathers no bytes or halves: LLVM would load them lane by lane (a pointer
+    // extracted and a byte inserted per lane: camera_pipe's u8 curve). Gather the i32 word
+    // at each element instead (the allocation has room past its last element:
+    // emit_allocate) and keep its low bytes, the element on a little-endian target.
+    llvm::Type* word = b_.getInt32Ty();
+    llvm::Value* words =
+        b_.CreateBitCast(lane_pointers(buf, coords), shaped(word->getPointerTo(), zero));
+    llvm::Value* w = b_.CreateMaskedGather(llvm::FixedVectorType::get(word, lanes_), words,
+                                           llvm::Align(1), mask_ ? mask_ : all,
+                                           llvm::Constant::getNullValue(shaped(word, zero)));
+    return b_.CreateTrunc(w, vt);
+  }
   return b_.CreateMaskedGather(vt, lane_pointers(buf, coords), align, mask_ ? mask_ : all, zero);
 }
 

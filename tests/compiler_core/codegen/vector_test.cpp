@@ -249,6 +249,29 @@ TEST(VectorAccess, GathersFromAFuncTakeI32OffsetsFromAUniformBase) {
   }
 }
 
+TEST(VectorAccess, GathersOfBytesAndHalvesFromAFuncReadWords) {
+  // u8 and u16 tables (a camera_pipe curve) read at data-dependent indices up to their last
+  // element: one i32 word gathered per lane and truncated, reading past the last element
+  // into the allocation's padding, never past it (ASan builds check the C++ around; the
+  // values here check the truncation). Tables on the stack (small) and the heap (large).
+  for (const char* type : {"u8", "u16"}) {
+    for (int64_t entries : {int64_t{37}, int64_t{70000}}) {
+      const std::string n = std::to_string(entries);
+      const std::string src = std::string("pipeline g\ninput in : f32[x, y] mirror\n") +
+                              "func t(i) = " + type + "(i * 7 + 3)\n" +
+                              "func out(x, y) = f32(t(clamp(i32(in(x, y) * " + n + ".0), 0, " +
+                              std::to_string(entries - 1) + ")))\noutput out\n";
+      Buffer in(ScalarType::Float32, {37, 2});
+      for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, (i * 37 % 101) / 100.0);
+      in.set_flat(0, 1.0);  // the last entry
+      Result r = run_both(src, "t.compute_root()\nout.vectorize(x, 16)", {{"in", in}}, {37, 2});
+      expect_same(r, std::string(type) + " table of " + n);
+      EXPECT_NE(r.ir.find("call <16 x i32> @llvm.masked.gather.v16i32"), std::string::npos)
+          << type << " " << n;
+    }
+  }
+}
+
 TEST(Allocation, AFuncOf2To31ElementsOrMoreFailsAsOutOfMemoryBeforeAllocating) {
   // f's region is 65537 x 32769 elements, just over kMaxAllocationElements (its offsets
   // would not fit in i32): the call fails as out of memory, without allocating 2 GiB.
