@@ -534,7 +534,7 @@ llvm::Value* CodeGen::emit_call(const Call* op) {
   STIPPLE_INTERNAL_CHECK(op->type == Type(buf.type),
                          "codegen: call of '" + op->name + "' with the wrong type");
   std::vector<llvm::Value*> coords;
-  for (const Expr& a : op->args) coords.push_back(emit(a));
+  for (const Expr& a : op->args) coords.push_back(emit_func_index(a));
   llvm::Value* v = nullptr;
   if (vector_mode()) {
     v = load_lanes(buf, coords);

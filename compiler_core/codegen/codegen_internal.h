@@ -12,6 +12,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -189,6 +190,13 @@ class CodeGen {
   llvm::Value* emit_select(const Select* op);
   llvm::Value* emit_logical(bool is_and, const Expr& a, const Expr& c);
   llvm::Value* emit_call(const Call* op);
+  /// A coordinate of a func buffer access (Provide or func Call): emit(e) with the scalar
+  /// i32 adds, subtractions and multiplications of its linear spine marked nsw, the vector
+  /// ones noted for lane0() (codegen_index.cpp says why that is sound).
+  llvm::Value* emit_func_index(const Expr& e);
+  /// Lane 0 of an i32 coordinate (the value itself for a scalar): the vector spine that
+  /// emit_func_index made is recomputed on lane 0's scalars, as nsw.
+  llvm::Value* lane0(llvm::Value* c);
   llvm::Value* emit_intrinsic(const Call* op);
   llvm::Value* emit_input_load(const Call* op);
   /// An input read at i32 coordinates (scalars or vectors) with the input's boundary.
@@ -261,6 +269,8 @@ class CodeGen {
   int64_t unversioned_under_mask_ = 0;  // reductions left unversioned under a mask, so far
   int reduction_depth_ = 0;             // reductions whose body is being emitted
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
+  /// The vector Add/Sub/Mul of func coordinates' spines (emit_func_index), for lane0().
+  std::unordered_set<llvm::Value*> index_spine_;
   /// Vectors that are n / s plus a uniform offset, n advancing by one per lane and s a
   /// constant from 2 to kMaxLaneDivisor (a read of grid samples at x / s, an upsampling):
   /// lane l is lane 0 plus (phase + l) / s, where phase is lane 0's n modulo s

@@ -325,7 +325,10 @@ void CodeGen::emit_inclusive_loop(const std::string& name, llvm::Value* lo, llvm
   i->addIncoming(lo, pre);
   body(i);
   llvm::Value* done = b_.CreateICmpEQ(i, hi);
-  llvm::Value* next = b_.CreateAdd(i, i32(1));
+  // Callers enter only when lo <= hi, so the increment is used (the back edge taken) only
+  // while i < hi and never wraps there: nsw lets scalar evolution see i's sign extension
+  // as affine in the loop (codegen_index.cpp).
+  llvm::Value* next = b_.CreateAdd(i, i32(1), "", /*HasNUW=*/false, /*HasNSW=*/true);
   i->addIncoming(next, b_.GetInsertBlock());
   b_.CreateCondBr(done, after, loop);
   b_.SetInsertPoint(after);
@@ -473,7 +476,7 @@ void CodeGen::emit_provide(const Provide* op) {
   std::vector<llvm::Value*> coords;
   for (const Expr& a : op->args) {
     STIPPLE_INTERNAL_CHECK(a.type() == Int32(), "codegen: non-i32 Provide index");
-    coords.push_back(emit(a));
+    coords.push_back(emit_func_index(a));
   }
   // Reductions over one domain first, in one loop nest (codegen_reductions.cpp).
   emit_fused_reductions(op->value);

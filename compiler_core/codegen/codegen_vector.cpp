@@ -214,6 +214,7 @@ bool CodeGen::emit_vector_for(const For* op, llvm::Value* min, llvm::Value* exte
   mask_ = nullptr;
   lane_strides_.clear();
   lane_divisions_.clear();
+  index_spine_.clear();
   return true;
 }
 
@@ -312,12 +313,9 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
   llvm::Type* et = memory_type(Type(buf.type));
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
-  std::vector<llvm::Value*> lane0;
-  for (llvm::Value* c : coords) {
-    if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
-    lane0.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
-  }
-  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, lane0), vt->getPointerTo());
+  std::vector<llvm::Value*> first;
+  for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
+  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, first), vt->getPointerTo());
   // The phase of lane 0's numerator n0 in its group of s (Euclidean, as floor division
   // rounds): lane l reads element (phase + l) / s of the window that starts at lane 0's
   // coordinate. Each phase has its own constant shuffle, so the loop branches on the
@@ -390,24 +388,17 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
   // Inactive lanes read zero (not poison): their values may reach a mask reduction.
   llvm::Value* zero = llvm::Constant::getNullValue(vt);
   if (dense_lanes(coords)) {
-    std::vector<llvm::Value*> lane0;
-    for (size_t d = 0; d < coords.size(); ++d) {
-      llvm::Value* c = coords[d];
-      if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
-      lane0.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
-    }
-    llvm::Value* p = b_.CreateBitCast(element_pointer(buf, lane0), vt->getPointerTo());
+    std::vector<llvm::Value*> first;
+    for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
+    llvm::Value* p = b_.CreateBitCast(element_pointer(buf, first), vt->getPointerTo());
     if (mask_) return b_.CreateMaskedLoad(vt, p, align, mask_, zero);
     return b_.CreateAlignedLoad(vt, p, align);
   }
   if (llvm::Value* w = window_load(buf, coords)) return w;
   if (const int64_t s = row_stride(coords); s > 1 && !mask_) {
-    std::vector<llvm::Value*> lane0;
-    for (llvm::Value* c : coords) {
-      if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
-      lane0.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
-    }
-    return strided_row(et, element_pointer(buf, lane0), s, align);
+    std::vector<llvm::Value*> first;
+    for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
+    return strided_row(et, element_pointer(buf, first), s, align);
   }
   llvm::Value* all = llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), zero));
   if (buf.narrow_offsets && bytes_of(buf.type) < kGatherWordBytes) {
@@ -439,13 +430,10 @@ void CodeGen::store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>
   }
   value = widen(value);
   if (dense_lanes(coords)) {
-    std::vector<llvm::Value*> lane0;
-    for (llvm::Value* c : coords) {
-      if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
-      lane0.push_back(b_.CreateSExt(c, b_.getInt64Ty()));
-    }
+    std::vector<llvm::Value*> first;
+    for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
     llvm::Value* p =
-        b_.CreateBitCast(element_pointer(buf, lane0), value->getType()->getPointerTo());
+        b_.CreateBitCast(element_pointer(buf, first), value->getType()->getPointerTo());
     const uint64_t vector_bytes =
         static_cast<uint64_t>(lanes_) * static_cast<uint64_t>(bytes_of(buf.type));
     auto cached_store = [&] {

@@ -6,13 +6,11 @@
 // table). And the outputs still equal the evaluator's.
 #include <gtest/gtest.h>
 #include <llvm/Analysis/LoopInfo.h>
-#include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/Dominators.h>
 #include <llvm/IR/Instructions.h>
 #include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
-#include <llvm/Support/SourceMgr.h>
 
 #include <string>
 
@@ -21,21 +19,12 @@
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/schedule/schedule_checker.h"
 #include "jit_vs_evaluator.h"
+#include "optimized_ir.h"
 
 namespace stipple::codegen {
 namespace {
 
-/// The name of the buffer an access is tagged with ("" when untagged): its TBAA type node
-/// is "buffer NAME".
-std::string tagged_buffer(const llvm::Instruction& inst) {
-  const llvm::MDNode* tag = inst.getMetadata(llvm::LLVMContext::MD_tbaa);
-  if (!tag || tag->getNumOperands() < 1) return "";
-  const auto* type = llvm::dyn_cast<llvm::MDNode>(tag->getOperand(0));
-  if (!type || type->getNumOperands() < 1) return "";
-  const auto* name = llvm::dyn_cast<llvm::MDString>(type->getOperand(0));
-  if (!name || !name->getString().startswith("buffer ")) return "";
-  return name->getString().drop_front(7).str();
-}
+using jit_test::tagged_buffer;
 
 bool is_store(const llvm::Instruction& inst) {
   if (llvm::isa<llvm::StoreInst>(inst)) return true;
@@ -61,9 +50,7 @@ struct LoopCounts {
 /// Parses optimised IR and counts the loads in every innermost loop that stores.
 LoopCounts count_in_loops(const std::string& ir) {
   llvm::LLVMContext ctx;
-  llvm::SMDiagnostic error;
-  std::unique_ptr<llvm::Module> m = llvm::parseAssemblyString(ir, error, ctx);
-  EXPECT_TRUE(m) << error.getMessage().str();
+  std::unique_ptr<llvm::Module> m = jit_test::parse_ir(ir, ctx);
   LoopCounts counts;
   if (!m) return counts;
   for (llvm::Function& fn : *m) {

@@ -1,0 +1,133 @@
+// Func buffer coordinates with nsw arithmetic on their linear spine (codegen_index.cpp).
+// Checked where it pays: after the JIT's optimisation, the address of every func read in
+// a reduction loop is an affine recurrence of that loop for LLVM's scalar evolution
+// ({start, +, stride}), which is what lets the back end's loop strength reduction advance
+// one pointer by the row stride per tap; without the flags the i32 coordinate's sign
+// extension hides that. And the outputs still equal the evaluator's, with a coordinate
+// that wraps inside a clamp (no flag there) among them.
+#include <gtest/gtest.h>
+#include <llvm/ADT/Triple.h>
+#include <llvm/Analysis/AssumptionCache.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ScalarEvolution.h>
+#include <llvm/Analysis/ScalarEvolutionExpressions.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+
+#include <string>
+
+#include "compiler_core/codegen/jit.h"
+#include "compiler_core/language/frontend.h"
+#include "compiler_core/lowering/lower.h"
+#include "compiler_core/schedule/schedule_checker.h"
+#include "jit_vs_evaluator.h"
+#include "optimized_ir.h"
+
+namespace stipple::codegen {
+namespace {
+
+/// Whether a load reads one of the funcs (not an input or the output).
+bool loads_func(const llvm::LoadInst& load) {
+  const std::string name = jit_test::tagged_buffer(load);
+  return name == "d" || name == "blur_y";
+}
+
+struct Reads {
+  int in_loops = 0;  // unmasked loads of d and blur_y in innermost loops
+  int affine = 0;    // those whose address is an affine recurrence of their loop
+};
+
+/// Parses optimised IR and asks scalar evolution about the func reads of innermost loops.
+Reads func_reads(const std::string& ir) {
+  llvm::LLVMContext ctx;
+  std::unique_ptr<llvm::Module> m = jit_test::parse_ir(ir, ctx);
+  Reads reads;
+  if (!m) return reads;
+  llvm::TargetLibraryInfoImpl tlii{llvm::Triple(m->getTargetTriple())};
+  for (llvm::Function& fn : *m) {
+    if (fn.isDeclaration()) continue;
+    llvm::TargetLibraryInfo tli(tlii);
+    llvm::AssumptionCache ac(fn);
+    llvm::DominatorTree dom(fn);
+    llvm::LoopInfo loops(dom);
+    llvm::ScalarEvolution se(fn, tli, ac, dom, loops);
+    for (llvm::Loop* top : loops) {
+      for (llvm::Loop* loop : top->getLoopsInPreorder()) {
+        if (!loop->isInnermost()) continue;
+        for (llvm::BasicBlock* bb : loop->blocks()) {
+          for (llvm::Instruction& inst : *bb) {
+            auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+            if (!load || !loads_func(*load)) continue;
+            ++reads.in_loops;
+            const auto* rec =
+                llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(load->getPointerOperand()));
+            reads.affine += rec && rec->getLoop() == loop && rec->isAffine();
+          }
+        }
+      }
+    }
+  }
+  return reads;
+}
+
+// nl_means's patch sums: a separable box of radius r, a param, so the reduction loops are
+// loops (not unrolled) and each tap is a read of the producer at y + j or x + i.
+const char* const kBox =
+    "pipeline t\ninput in : f32[x, y]\nparam r : i32 = 3\n"
+    "func d(x, y) = in(x, y) * in(x, y)\n"
+    "func blur_y(x, y) = sum(j in -r..r : d(x, y + j))\n"
+    "func out(x, y) = sum(i in -r..r : blur_y(x + i, y))\n"
+    "output out\n";
+
+TEST(FuncIndex, AFuncReadInAReductionLoopIsAnAffineRecurrence) {
+  for (const char* sched :
+       {"d.compute_root()\nblur_y.compute_root()",
+        "d.compute_root().vectorize(x, 8)\nblur_y.compute_root().vectorize(x, 8)\n"
+        "out.vectorize(x, 8)"}) {
+    Pipeline p = compile_pipeline(kBox, "t.stp");
+    LoweredFunction f = lower(p, compile_schedule(sched, "t.sched", p));
+    const std::string ir = JitCompiler::create()->llvm_ir(f, /*optimized=*/true);
+    Reads reads = func_reads(ir);
+    // The scalar schedule reads d at y + j and blur_y at x + i; the vector one the same
+    // in its loops' full vectors (the tail vectors' masked loads are left out: a masked
+    // load of a wrapped address is no undefined behaviour, so LLVM cannot use the flags).
+    EXPECT_GE(reads.in_loops, 2) << sched;
+    EXPECT_EQ(reads.affine, reads.in_loops) << sched << "\n" << ir;
+
+    for (int64_t width : {1, 7, 8, 13, 40}) {
+      Buffer in(ScalarType::Float32, {width, 9});
+      for (int64_t i = 0; i < in.element_count(); ++i) {
+        in.set_flat(i, static_cast<double>((i * 37) % 101) / 8);
+      }
+      for (double r : {0.0, 1.0, 3.0}) {
+        jit_test::Result res =
+            jit_test::run_both(kBox, sched, {{"in", in}}, {width, 9}, {{"r", r}});
+        jit_test::expect_same(res, std::string(sched) + " width " + std::to_string(width) + " r " +
+                                       std::to_string(r));
+      }
+    }
+  }
+}
+
+TEST(FuncIndex, ACoordinateThatWrapsInsideAClampStillReadsTheClampedElement) {
+  // x * 1000000007 wraps for x >= 3 (the evaluator's interval of it is the whole i32
+  // range, which the clamp bounds): the spine stops at the clamp, so the product keeps
+  // Stipple's wrapping arithmetic and the clamp sees the wrapped value, as in the
+  // evaluator. (With nsw there LLVM could fold the clamp's comparisons as if it did not.)
+  const std::string src =
+      "pipeline t\ninput in : f32[x]\nfunc g(x) = in(x) + 1.0\n"
+      "func out(x) = g(clamp(x * 1000000007, 0, 9) + 1) - g(clamp(x * 1000000007, 0, 9))\n"
+      "output out\n";
+  for (const char* sched : {"g.compute_root()", "g.compute_root()\nout.vectorize(x, 8)"}) {
+    Buffer in(ScalarType::Float32, {40});
+    for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, static_cast<double>(i * i));
+    jit_test::Result res = jit_test::run_both(src, sched, {{"in", in}}, {40});
+    jit_test::expect_same(res, sched);
+  }
+}
+
+}  // namespace
+}  // namespace stipple::codegen
