@@ -315,7 +315,11 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
   std::vector<llvm::Value*> first;
   for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
-  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, first), vt->getPointerTo());
+  llvm::Value* e0 = element_pointer(buf, first);
+  // An upsampling reads its coarse level along rows, as a stage reads an input: the level
+  // was computed earlier (at root, megabytes away), so its rows come from memory.
+  if (buf.dims >= 2 && reduction_depth_ == 0) prefetch_next_row(buf, et, e0);
+  llvm::Value* p = b_.CreateBitCast(e0, vt->getPointerTo());
   // The phase of lane 0's numerator n0 in its group of s (Euclidean, as floor division
   // rounds): lane l reads element (phase + l) / s of the window that starts at lane 0's
   // coordinate. Each phase has its own constant shuffle, so the loop branches on the

@@ -562,6 +562,41 @@ TEST(InputPrefetch, RowReadsPrefetchTheNextRowAndWindowTapsDoNot) {
   }
 }
 
+TEST(InputPrefetch, UpsamplingWindowsPrefetchTheNextRowOfTheirLevel) {
+  // A window load (g(x / 2, y / 2), an upsampling's read of its coarse level) prefetches
+  // the same columns one row below, as an input row read does: the level was computed at
+  // root, so its rows come from memory (interpolate 0.83x at one thread). g is computed by
+  // scalar code, which prefetches nothing, so every prefetch is a window's: at least one
+  // per window load (two) for the upsampling, none for taps inside a reduction (mostly
+  // cached). On g's last row the address is past its allocation: a prefetch must not
+  // fault, and the values stay the evaluator's.
+  const std::string g = "input in : f32[x, y]\nfunc g(x, y) = in(x, y) * 3.0 + f32(x)\n";
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"pipeline u\n" + g +
+           "func out(x, y) = g(x / 2, y / 2) + g((x + 1) / 2, (y + 1) / 2) * 0.5\noutput out\n",
+       2},
+      {"pipeline t\n" + g + "func out(x, y) = sum(j in 0..1 : g(x / 2, y / 2 + j))\noutput out\n",
+       0}};
+  const std::regex prefetch("call void @llvm\\.prefetch");
+  for (int64_t height : {1, 2, 5}) {
+    Buffer in(ScalarType::Float32, {40, height + 2});
+    for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, static_cast<double>(i % 11));
+    for (const auto& [src, least] : cases) {
+      for (int lanes : {8, 16}) {
+        const std::string sched =
+            "g.compute_root()\nout.vectorize(x, " + std::to_string(lanes) + ")";
+        const std::string what = src + sched + ", height " + std::to_string(height);
+        Result r = run_both(src, sched, {{"in", in}}, {37, height});
+        expect_same(r, what);
+        EXPECT_NE(r.ir.find("window.phase"), std::string::npos) << what;
+        const auto n = std::distance(std::sregex_iterator(r.ir.begin(), r.ir.end(), prefetch),
+                                     std::sregex_iterator());
+        EXPECT_TRUE(least ? n >= least : n == 0) << what << ": " << n << " prefetches";
+      }
+    }
+  }
+}
+
 TEST(FusedReductions, SiblingsOverOneDomainShareALoopAndKeepTheirValues) {
   // Three folds over one domain (two sums sharing an exp, as the bilateral filter's, one of
   // them in an inlined func whose variable arguments are substituted, not let-bound, and a
