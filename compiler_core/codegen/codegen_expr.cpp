@@ -620,15 +620,15 @@ llvm::Value* CodeGen::input_row(const BufferInfo& buf, Type type,
 }
 
 void CodeGen::prefetch_next_row(const BufferInfo& buf, llvm::Type* et, llvm::Value* p) {
-  // The same columns one row further on. A loop over rows that reads a row of the input
-  // per iteration and then computes from it (a sliding window's new producer row, then the
-  // consumer's row from cache) reads memory in bursts; asking for the next row while this
-  // one is read keeps requests in flight across the compute phase, which the hardware
-  // prefetchers, following the addresses read, evidently do not: blur3x3 6400x4800 ran
-  // 7-25% faster in three rounds (bench/README.md). A prefetch never faults, so its address needs
-  // no bounds (past the last row it is a no-op). Prefetches of lines already cached cost an
-  // instruction each, which is why reads inside reductions (the taps of a window, mostly
-  // cached) issue none.
+  // The same columns one row further on (input rows, and the windows of window_load). A
+  // loop over rows that reads a row of the input per iteration and then computes from it
+  // (a sliding window's new producer row, then the consumer's row from cache) reads memory
+  // in bursts; asking for the next row while this one is read keeps requests in flight
+  // across the compute phase, which the hardware prefetchers, following the addresses
+  // read, evidently do not: blur3x3 6400x4800 ran 7-25% faster in three rounds
+  // (bench/README.md). A prefetch never faults, so its address needs no bounds (past the
+  // last row it is a no-op). Prefetches of lines already cached cost an instruction each,
+  // which is why reads inside reductions (the taps of a window, mostly cached) issue none.
   llvm::Value* next = b_.CreateGEP(et, p, buf.stride[1], "next.row");
   llvm::Function* prefetch =
       llvm::Intrinsic::getDeclaration(&module_, llvm::Intrinsic::prefetch, {b_.getInt8PtrTy()});

@@ -197,6 +197,9 @@ class CodeGen {
   /// Lane 0 of an i32 coordinate (the value itself for a scalar): the vector spine that
   /// emit_func_index made is recomputed on lane 0's scalars, as nsw.
   llvm::Value* lane0(llvm::Value* c);
+  /// Lane 0 of v up to multiples of s (a power of two): a window's phase without the
+  /// loop's own terms (codegen_vector.cpp).
+  llvm::Value* phase_terms(llvm::Value* v, int64_t s);
   llvm::Value* emit_intrinsic(const Call* op);
   llvm::Value* emit_input_load(const Call* op);
   /// An input read at i32 coordinates (scalars or vectors) with the input's boundary.

@@ -24,6 +24,7 @@
 // 64 points or with non-constant bounds. A median in vector code is a sorting network
 // (Batcher's odd-even merge sort, pruned by LLVM to the comparators its middle output
 // needs) on integer keys that order floats as median_order.h does.
+#include <llvm/Analysis/VectorUtils.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include <algorithm>
@@ -302,6 +303,43 @@ void CodeGen::record_lane_division(llvm::Value* result, llvm::Value* numerator,
   if (s && *s == 1) lane_divisions_[result] = {numerator, k->value};
 }
 
+llvm::Value* CodeGen::phase_terms(llvm::Value* v, int64_t s) {
+  // Lane 0 of v (a scalar, or a vector whose lanes are lane 0's plus constants) up to
+  // multiples of s: the adds and subtractions are followed, and a product by a constant
+  // multiple of s (or a shift by at least log2(s)) is 0. Anything else is lane 0 itself.
+  const uint64_t m = static_cast<uint64_t>(s);
+  if (v->getType()->isVectorTy()) {
+    if (llvm::Value* sp = llvm::getSplatValue(v)) return phase_terms(sp, s);
+    if (auto* k = llvm::dyn_cast<llvm::Constant>(v)) {
+      if (llvm::Constant* e = k->getAggregateElement(0u)) return e;
+    }
+  }
+  auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(v);
+  if (!bin) return v->getType()->isVectorTy() ? b_.CreateExtractElement(v, uint64_t{0}) : v;
+  llvm::Value* a = bin->getOperand(0);
+  llvm::Value* c = bin->getOperand(1);
+  auto constant = [](llvm::Value* x) -> std::optional<uint64_t> {
+    if (x->getType()->isVectorTy()) x = llvm::getSplatValue(x);
+    auto* k = llvm::dyn_cast_or_null<llvm::ConstantInt>(x);
+    if (!k) return std::nullopt;
+    return k->getZExtValue();
+  };
+  llvm::Value* zero = llvm::ConstantInt::get(v->getType()->getScalarType(), 0);
+  switch (bin->getOpcode()) {
+    case llvm::Instruction::Add: return b_.CreateAdd(phase_terms(a, s), phase_terms(c, s));
+    case llvm::Instruction::Sub: return b_.CreateSub(phase_terms(a, s), phase_terms(c, s));
+    case llvm::Instruction::Mul:
+      if (auto k = constant(c); k && *k % m == 0) return zero;
+      if (auto k = constant(a); k && *k % m == 0) return zero;
+      return b_.CreateMul(phase_terms(a, s), phase_terms(c, s));
+    case llvm::Instruction::Shl:
+      if (auto k = constant(c); k && *k < 64 && (uint64_t{1} << *k) % m == 0) return zero;
+      break;
+    default: break;
+  }
+  return v->getType()->isVectorTy() ? b_.CreateExtractElement(v, uint64_t{0}) : v;
+}
+
 llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   if (mask_ || coords.empty()) return nullptr;
   auto div = lane_divisions_.find(coords[0]);
@@ -315,7 +353,11 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
   std::vector<llvm::Value*> first;
   for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
-  llvm::Value* p = b_.CreateBitCast(element_pointer(buf, first), vt->getPointerTo());
+  llvm::Value* e0 = element_pointer(buf, first);
+  // An upsampling reads its coarse level along rows, as a stage reads an input: the level
+  // was computed earlier (at root, megabytes away), so its rows come from memory.
+  if (buf.dims >= 2 && reduction_depth_ == 0) prefetch_next_row(buf, et, e0);
+  llvm::Value* p = b_.CreateBitCast(e0, vt->getPointerTo());
   // The phase of lane 0's numerator n0 in its group of s (Euclidean, as floor division
   // rounds): lane l reads element (phase + l) / s of the window that starts at lane 0's
   // coordinate. Each phase has its own constant shuffle, so the loop branches on the
@@ -325,9 +367,19 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
   // bounds is touched.
   llvm::Value* n0 = b_.CreateExtractElement(div->second.numerator, uint64_t{0});
   llvm::Constant* sv = llvm::ConstantInt::get(n0->getType(), static_cast<uint64_t>(s));
-  llvm::Value* rem = b_.CreateSRem(n0, sv);
-  llvm::Value* phase = b_.CreateSelect(
-      b_.CreateICmpSLT(rem, llvm::ConstantInt::get(n0->getType(), 0)), b_.CreateAdd(rem, sv), rem);
+  llvm::Value* phase;
+  if ((s & (s - 1)) == 0) {
+    // A power of two divides 2^32: n0's low bits are those of its terms that are not
+    // multiples of s, even where the sum wraps. The vector loop's own term (x.outer * 16)
+    // drops out, so the phase no longer changes in the loop and LICM hoists it (out of
+    // interpolate's output, four windows of x / 2 per vector).
+    phase = b_.CreateAnd(phase_terms(div->second.numerator, s),
+                         llvm::ConstantInt::get(n0->getType(), static_cast<uint64_t>(s - 1)));
+  } else {
+    llvm::Value* rem = b_.CreateSRem(n0, sv);
+    phase = b_.CreateSelect(b_.CreateICmpSLT(rem, llvm::ConstantInt::get(n0->getType(), 0)),
+                            b_.CreateAdd(rem, sv), rem);
+  }
   llvm::BasicBlock* after = new_block("window.end");
   std::vector<llvm::BasicBlock*> blocks;
   for (int64_t r = 0; r < s; ++r) blocks.push_back(new_block("window.phase"));

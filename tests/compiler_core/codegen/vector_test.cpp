@@ -406,6 +406,34 @@ TEST(VectorAccess, ReadsAtXOverSAreAWindowAndAShuffleAtEveryPhase) {
   }
 }
 
+TEST(VectorAccess, WindowPhasesOfPowersOfTwoKeepOnlyTheTermsThatMove) {
+  // For s a power of two, a window's phase is the low bits of lane 0's numerator with the
+  // terms that are multiples of s dropped (the loop's x.outer * 16, and 4 * y here), so
+  // it no longer changes in the loop: no srem is emitted (the divisor 3 of
+  // ReadsAtXOverSAreAWindowAndAShuffleAtEveryPhase keeps its own). Values at every phase
+  // (the split by 5 starts vectors at every phase), with terms that stay (3 * y) and
+  // negative numerators.
+  const std::string src =
+      "pipeline p\ninput in : f32[x, y]\nfunc g(x, y) = in(x, y) * 3.0 + f32(x)\n"
+      "func out(x, y) = g(x / 2, y) + g((x + 1) / 2, y) * 0.5 + g((x + 4 * y + 1) / 4 - y, y) "
+      "+ g((x + 3 * y - 5) / 8 + 1, y) * 0.25\noutput out\n";
+  for (int64_t width : {7, 33, 70}) {
+    Buffer in(ScalarType::Float32, {width + 8, 4});
+    for (int64_t i = 0; i < in.element_count(); ++i) {
+      in.set_flat(i, static_cast<double>((i * 37) % 101) / 8);
+    }
+    for (const char* sched : {"g.compute_root()\nout.vectorize(x, 16)",
+                              "g.compute_root()\nout.split(x, xo, xi, 5).vectorize(xi, 4)"}) {
+      const std::string what = "width " + std::to_string(width) + " under " + sched;
+      Result r = run_both(src, sched, {{"in", in}}, {width, 4});
+      expect_same(r, what);
+      EXPECT_NE(r.ir.find("window.phase"), std::string::npos) << what;
+      EXPECT_FALSE(std::regex_search(r.ir, std::regex("srem i32 %[^,]+, [248]\\b"))) << what << "\n"
+                                                                                     << r.ir;
+    }
+  }
+}
+
 TEST(VectorDivMod, PowersOfTwoMatchTheEvaluatorOnNegativeAndExtremeValues) {
   // Floor division and Euclidean modulo by 1, 2, 4 and 2^30 become a shift and a mask;
   // -7 / 2 == -4 and -7 % 2 == 1 must still hold, and the extremes must not overflow.
@@ -559,6 +587,41 @@ TEST(InputPrefetch, RowReadsPrefetchTheNextRowAndWindowTapsDoNot) {
     Result w = run_both(window, "out.vectorize(x, 8)", {{"in", in}}, {37, height});
     expect_same(w, "window taps, height " + std::to_string(height));
     EXPECT_EQ(w.ir.find("llvm.prefetch"), std::string::npos);
+  }
+}
+
+TEST(InputPrefetch, UpsamplingWindowsPrefetchTheNextRowOfTheirLevel) {
+  // A window load (g(x / 2, y / 2), an upsampling's read of its coarse level) prefetches
+  // the same columns one row below, as an input row read does: the level was computed at
+  // root, so its rows come from memory (interpolate 0.83x at one thread). g is computed by
+  // scalar code, which prefetches nothing, so every prefetch is a window's: at least one
+  // per window load (two) for the upsampling, none for taps inside a reduction (mostly
+  // cached). On g's last row the address is past its allocation: a prefetch must not
+  // fault, and the values stay the evaluator's.
+  const std::string g = "input in : f32[x, y]\nfunc g(x, y) = in(x, y) * 3.0 + f32(x)\n";
+  const std::vector<std::pair<std::string, int64_t>> cases = {
+      {"pipeline u\n" + g +
+           "func out(x, y) = g(x / 2, y / 2) + g((x + 1) / 2, (y + 1) / 2) * 0.5\noutput out\n",
+       2},
+      {"pipeline t\n" + g + "func out(x, y) = sum(j in 0..1 : g(x / 2, y / 2 + j))\noutput out\n",
+       0}};
+  const std::regex prefetch("call void @llvm\\.prefetch");
+  for (int64_t height : {1, 2, 5}) {
+    Buffer in(ScalarType::Float32, {40, height + 2});
+    for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, static_cast<double>(i % 11));
+    for (const auto& [src, least] : cases) {
+      for (int lanes : {8, 16}) {
+        const std::string sched =
+            "g.compute_root()\nout.vectorize(x, " + std::to_string(lanes) + ")";
+        const std::string what = src + sched + ", height " + std::to_string(height);
+        Result r = run_both(src, sched, {{"in", in}}, {37, height});
+        expect_same(r, what);
+        EXPECT_NE(r.ir.find("window.phase"), std::string::npos) << what;
+        const auto n = std::distance(std::sregex_iterator(r.ir.begin(), r.ir.end(), prefetch),
+                                     std::sregex_iterator());
+        EXPECT_TRUE(least ? n >= least : n == 0) << what << ": " << n << " prefetches";
+      }
+    }
   }
 }
 
