@@ -76,14 +76,20 @@ Expr IRMutator::visit(const Call* op) {
   return Call::make(op->type, op->name, std::move(args), op->call_type);
 }
 
+std::vector<ReductionVariable> IRMutator::mutate_domain(
+    const std::vector<ReductionVariable>& domain, bool* changed) {
+  std::vector<ReductionVariable> out;
+  for (const ReductionVariable& rv : domain) {
+    ReductionVariable m{rv.name, mutate(rv.min), mutate(rv.max)};
+    if (!m.min.same_as(rv.min) || !m.max.same_as(rv.max)) *changed = true;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
 Expr IRMutator::visit(const Reduce* op) {
   bool changed = false;
-  std::vector<ReductionVariable> domain;
-  for (const ReductionVariable& rv : op->domain) {
-    ReductionVariable m{rv.name, mutate(rv.min), mutate(rv.max)};
-    if (!m.min.same_as(rv.min) || !m.max.same_as(rv.max)) changed = true;
-    domain.push_back(std::move(m));
-  }
+  std::vector<ReductionVariable> domain = mutate_domain(op->domain, &changed);
   Expr body = mutate(op->body);
   if (!changed && body.same_as(op->body)) return op;
   return Reduce::make(op->op, std::move(domain), std::move(body));

@@ -16,6 +16,9 @@ class IRMutator {
   virtual Stmt mutate(const Stmt& s);
   /// Mutates each element; `changed` is set when any element changed.
   std::vector<Expr> mutate_exprs(const std::vector<Expr>& exprs, bool* changed);
+  /// Mutates the bounds of each reduction variable (names kept); `changed` as above.
+  std::vector<ReductionVariable> mutate_domain(const std::vector<ReductionVariable>& domain,
+                                               bool* changed);
 
 #define IR_MUTATE_DECL(N) virtual Expr visit(const N* op);
   IR_EXPR_NODES(IR_MUTATE_DECL)

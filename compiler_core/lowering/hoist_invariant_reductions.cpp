@@ -80,13 +80,8 @@ class Extract : public IRMutator {
     return Let::make(op->name, std::move(value), std::move(body));
   }
   Expr visit(const Reduce* op) override {
-    std::vector<ReductionVariable> domain;
     bool changed = false;
-    for (const ReductionVariable& rv : op->domain) {
-      ReductionVariable m{rv.name, mutate(rv.min), mutate(rv.max)};
-      changed = changed || !m.min.same_as(rv.min) || !m.max.same_as(rv.max);
-      domain.push_back(std::move(m));
-    }
+    std::vector<ReductionVariable> domain = mutate_domain(op->domain, &changed);
     for (const ReductionVariable& rv : op->domain) bound_.push_back(rv.name);
     Expr body = mutate(op->body);
     bound_.resize(bound_.size() - op->domain.size());

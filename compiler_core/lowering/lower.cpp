@@ -8,6 +8,7 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/lowering/bound_gpu_allocations.h"
+#include "compiler_core/lowering/fold_constants.h"
 #include "compiler_core/lowering/hoist_invariant_reductions.h"
 #include "compiler_core/lowering/schedule_functions.h"
 #include "compiler_core/lowering/simplify_modulo.h"
@@ -77,6 +78,8 @@ LoweredFunction lower(const Pipeline& original, const Schedule& approximated,
   log("simplify_modulo", body);
   body = lowering::bound_gpu_allocations(body);
   log("bound_gpu_allocations", body);
+  body = lowering::fold_constants(body);
+  log("fold_constants", body);
 
   LoweredFunction f;
   f.name = p.name;

@@ -412,7 +412,7 @@ TEST_F(Cli, LowerDumpsEveryPass) {
   size_t at = 0;
   for (const char* pass :
        {"apply_perforation", "schedule_functions", "hoist_invariant_reductions", "sliding_window",
-        "storage_folding", "simplify_modulo", "bound_gpu_allocations"}) {
+        "storage_folding", "simplify_modulo", "bound_gpu_allocations", "fold_constants"}) {
     size_t next = r.output.find(std::string("== ") + pass + " ==\n", at);
     ASSERT_NE(next, std::string::npos) << pass;
     at = next;
