@@ -197,6 +197,9 @@ class CodeGen {
   /// Lane 0 of an i32 coordinate (the value itself for a scalar): the vector spine that
   /// emit_func_index made is recomputed on lane 0's scalars, as nsw.
   llvm::Value* lane0(llvm::Value* c);
+  /// The element lane 0 of an access at `coords` addresses (dense, strided and window
+  /// accesses start there).
+  llvm::Value* lane0_pointer(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   /// Lane 0 of v up to multiples of s (a power of two): a window's phase without the
   /// loop's own terms (codegen_vector.cpp).
   llvm::Value* phase_terms(llvm::Value* v, int64_t s);

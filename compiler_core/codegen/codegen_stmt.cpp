@@ -527,7 +527,7 @@ void CodeGen::emit_allocate(const Allocate* op) {
   const int64_t padding = elem_bytes < 4 ? kGatherWordBytes / elem_bytes : 0;
   if (constant_size && constant_count * elem_bytes <= kMaxStackAllocation) {
     llvm::AllocaInst* a =
-        entry_alloca(et, op->name, i32(constant_count + std::max<int64_t>(padding, 1)));
+        entry_alloca(et, op->name, i32(std::max<int64_t>(constant_count + padding, 1)));
     buf.host = b_.CreateBitCast(a, b_.getInt8PtrTy());
     note_buffer(buf);
     buffers_.push_back(std::move(buf));

@@ -340,6 +340,13 @@ llvm::Value* CodeGen::phase_terms(llvm::Value* v, int64_t s) {
   return v->getType()->isVectorTy() ? b_.CreateExtractElement(v, uint64_t{0}) : v;
 }
 
+llvm::Value* CodeGen::lane0_pointer(const BufferInfo& buf,
+                                    const std::vector<llvm::Value*>& coords) {
+  std::vector<llvm::Value*> first;
+  for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
+  return element_pointer(buf, first);
+}
+
 llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   if (mask_ || coords.empty()) return nullptr;
   auto div = lane_divisions_.find(coords[0]);
@@ -351,9 +358,7 @@ llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm:
   llvm::Type* et = memory_type(Type(buf.type));
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
   const llvm::Align align(static_cast<uint64_t>(bytes_of(buf.type)));
-  std::vector<llvm::Value*> first;
-  for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
-  llvm::Value* e0 = element_pointer(buf, first);
+  llvm::Value* e0 = lane0_pointer(buf, coords);
   // An upsampling reads its coarse level along rows, as a stage reads an input: the level
   // was computed earlier (at root, megabytes away), so its rows come from memory.
   if (buf.dims >= 2 && reduction_depth_ == 0) prefetch_next_row(buf, et, e0);
@@ -440,17 +445,13 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
   // Inactive lanes read zero (not poison): their values may reach a mask reduction.
   llvm::Value* zero = llvm::Constant::getNullValue(vt);
   if (dense_lanes(coords)) {
-    std::vector<llvm::Value*> first;
-    for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
-    llvm::Value* p = b_.CreateBitCast(element_pointer(buf, first), vt->getPointerTo());
+    llvm::Value* p = b_.CreateBitCast(lane0_pointer(buf, coords), vt->getPointerTo());
     if (mask_) return b_.CreateMaskedLoad(vt, p, align, mask_, zero);
     return b_.CreateAlignedLoad(vt, p, align);
   }
   if (llvm::Value* w = window_load(buf, coords)) return w;
   if (const int64_t s = row_stride(coords); s > 1 && !mask_) {
-    std::vector<llvm::Value*> first;
-    for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
-    return strided_row(et, element_pointer(buf, first), s, align);
+    return strided_row(et, lane0_pointer(buf, coords), s, align);
   }
   llvm::Value* all = llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), zero));
   if (buf.narrow_offsets && bytes_of(buf.type) < kGatherWordBytes) {
@@ -482,10 +483,7 @@ void CodeGen::store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>
   }
   value = widen(value);
   if (dense_lanes(coords)) {
-    std::vector<llvm::Value*> first;
-    for (llvm::Value* c : coords) first.push_back(b_.CreateSExt(lane0(c), b_.getInt64Ty()));
-    llvm::Value* p =
-        b_.CreateBitCast(element_pointer(buf, first), value->getType()->getPointerTo());
+    llvm::Value* p = b_.CreateBitCast(lane0_pointer(buf, coords), value->getType()->getPointerTo());
     const uint64_t vector_bytes =
         static_cast<uint64_t>(lanes_) * static_cast<uint64_t>(bytes_of(buf.type));
     auto cached_store = [&] {
