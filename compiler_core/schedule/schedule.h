@@ -133,6 +133,13 @@ enum class DirectiveScope : uint8_t {
   Region,
 };
 
+/// Approximations and bound: directives of the whole func, kept in stage 0's directive
+/// list (the pure definition's line); the parser and the proto codec refuse them on an
+/// update.
+inline bool whole_func_directive(DirectiveScope s) {
+  return s == DirectiveScope::Approximation || s == DirectiveScope::Region;
+}
+
 /// What one argument position accepts.
 enum class ArgShape : uint8_t {
   Name,   // an identifier

@@ -162,6 +162,16 @@ TEST(ScheduleCodec, RejectsMalformedMessages) {
       int64_t{1} << 40);
   expect_bad(m, "does not fit in 32 bits");
   m = valid();
+  {  // bound(x, 0, 4) on hist.update(0): a whole-func directive, as from the parser
+    proto::Directive* d = m.mutable_funcs(1)->mutable_stages(0)->mutable_directives(0);
+    d->set_name("bound");
+    d->mutable_args(1)->set_int_value(0);
+    proto::ScheduleArg* extent = d->add_args();
+    extent->set_kind(proto::SCHEDULE_ARG_KIND_INT);
+    extent->set_int_value(4);
+  }
+  expect_bad(m, "bound applies to the whole func; it belongs to stage 0");
+  m = valid();
   m.mutable_funcs(1)->mutable_stages(0)->clear_directives();
   expect_bad(m, "without directives");
   m = valid();
