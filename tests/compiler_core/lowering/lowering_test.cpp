@@ -22,6 +22,21 @@
 namespace stipple {
 namespace {
 
+/// The JIT's output equals the evaluator's byte for byte.
+void expect_same_bytes(const Buffer& got, const Buffer& expected) {
+  ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
+  EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+}
+
+/// Values in [0, 1] with few repeats, element i at (i * 37 % 101) / 100.
+Buffer scrambled_ramp(std::vector<int64_t> extents) {
+  Buffer b(ScalarType::Float32, std::move(extents));
+  for (int64_t i = 0; i < b.element_count(); ++i) {
+    b.set_flat(i, static_cast<float>((i * 37 % 101) / 100.0));
+  }
+  return b;
+}
+
 TEST(Lowering, DefaultScheduleMatchesEvaluatorOnEveryBenchmark) {
   auto jit = codegen::JitCompiler::create();
   int checked = 0;
@@ -109,19 +124,8 @@ TEST(Lowering, UnboundedScatterSkipsStoresOutsideTheBox) {
     Schedule s = compile_schedule(text, "s", p);
     LoweredFunction f = lower(p, s);
     auto fn = jit->compile(f);
-    Buffer got = run_lowered(*fn, f, p, inputs, {}, {16, 12});
-    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
-    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {16, 12}), expected);
   }
-}
-
-/// Values in [0, 1] with few repeats, element i at (i * 37 % 101) / 100.
-Buffer scrambled_ramp(std::vector<int64_t> extents) {
-  Buffer b(ScalarType::Float32, std::move(extents));
-  for (int64_t i = 0; i < b.element_count(); ++i) {
-    b.set_flat(i, static_cast<float>((i * 37 % 101) / 100.0));
-  }
-  return b;
 }
 
 // A scatter binds each computed site coordinate to a Let before its bounds check, and the
@@ -157,9 +161,7 @@ TEST(Lowering, AScatterComputesItsSiteOnceBeforeItsCheck) {
         << lowered;
     EXPECT_EQ(lowered.find("(g.s1.x + 2) / 4 >="), std::string::npos) << "the check recomputes";
     auto fn = jit->compile(f);
-    Buffer got = run_lowered(*fn, f, p, inputs, {}, {5, 8});
-    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
-    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {5, 8}), expected);
   }
 }
 
@@ -193,9 +195,7 @@ TEST(Lowering, ABoundOutputIsComputedOverItsConstantRange) {
     ASSERT_EQ(f.buffers[0].fixed.size(),
               std::string(text).find("bound(y") == std::string::npos ? 1u : 2u);
     auto fn = jit->compile(f);
-    Buffer got = run_lowered(*fn, f, p, inputs, {}, {7, 5, 3});
-    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
-    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {7, 5, 3}), expected);
     try {
       run_lowered(*fn, f, p, inputs, {}, {7, 5, 2});
       ADD_FAILURE() << "a 2-channel output was accepted";
@@ -237,9 +237,7 @@ TEST(Lowering, OutputWithUpdatesMatchesEvaluator) {
     Schedule s = compile_schedule(text, "s", p);
     LoweredFunction f = lower(p, s);
     auto fn = jit->compile(f);
-    Buffer got = run_lowered(*fn, f, p, inputs, {}, {13, 6});
-    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
-    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {13, 6}), expected);
   }
 }
 
@@ -274,9 +272,7 @@ TEST(Lowering, InvariantInnerReductionsAreHoisted) {
     EXPECT_EQ(nest.find("let hoisted$", hoisted + 1), std::string::npos) << nest;
     EXPECT_LT(hoisted, nest.find("sum(i")) << nest;
     auto fn = jit->compile(f);
-    Buffer got = run_lowered(*fn, f, p, inputs, {}, {37, 11});
-    ASSERT_EQ(got.size_in_bytes(), expected.size_in_bytes());
-    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
+    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {37, 11}), expected);
   }
 }
 
