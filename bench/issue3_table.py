@@ -6,6 +6,7 @@ apps under Stipple's hand schedules against Halide 14's manual schedules and
 autoschedulers.
 
     python3 bench/issue3_table.py BUILD_DIR/issue3-results
+    python3 bench/issue3_table.py --apps-only FOLDER     # issue #26's table alone
 """
 import glob
 import json
@@ -67,9 +68,24 @@ def fmt(ms):
     return f"{ms:.0f}" if ms >= 100 else f"{ms:.3g}"
 
 
+def median(r, p, size, t, v):
+    b = r.get((p, size, f"t{t}", v))
+    return b["median_ms"] if b else None
+
+
+def thread_counts(r):
+    return sorted({int(k[2][1:]) for k in r if k[0] not in ("compile",)})
+
+
 def main():
-    folder = sys.argv[1] if len(sys.argv) > 1 else "build-bench/issue3-results"
+    args = sys.argv[1:]
+    apps_only = "--apps-only" in args
+    args = [a for a in args if a != "--apps-only"]
+    folder = args[0] if args else "build-bench/issue3-results"
     r = load(folder)
+    if apps_only:
+        apps_table(r, thread_counts(r), lambda p, size, t, v: median(r, p, size, t, v))
+        return
     ok = True
 
     n = rounds(folder)
@@ -94,11 +110,10 @@ def main():
 
     configs = sorted({(k[0], k[1]) for k in r if k[0] in issue3_pipelines(r)},
                      key=lambda pc: (pc[0], [int(v) for v in pc[1].split("x")]))
-    threads = sorted({int(k[2][1:]) for k in r if k[0] not in ("compile",)})
+    threads = thread_counts(r)
 
     def ms(p, size, t, v):
-        b = r.get((p, size, f"t{t}", v))
-        return b["median_ms"] if b else None
+        return median(r, p, size, t, v)
 
     print("### Run time (median ms)\n")
     print("Serial variants (default schedule, C++, Halide breadth-first) run with one thread; "
