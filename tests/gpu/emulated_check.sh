@@ -12,7 +12,7 @@ randoms=$2
 shift 2
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-STIPPLE_GPU_CHECK_WIDTH=131 STIPPLE_GPU_CHECK_HEIGHT=87 \
+STIPPLE_GPU_CHECK_WIDTH=131 STIPPLE_GPU_CHECK_HEIGHT=87 STIPPLE_GPU_PEER=0 \
   "$here/prepare_bundle.sh" "$build" "$work" "$randoms" 7 "$@" > "$work/prepare.log"
 
 run_one() {

@@ -4,13 +4,16 @@
 //                    reference, run here (it equals the evaluator bit for bit)
 //   NAME.VARIANT.cu  the pipeline under a GPU schedule, CUDA back end, and its .sched:
 //                    `gpu` (gpu_schedule_from the hand schedule, or the hand GPU schedule
-//                    datasets/pipelines/gpu/NAME.sched where there is one) and `randomK`
+//                    datasets/pipelines/gpu/NAME.sched where there is one), `derived`
+//                    (gpu_schedule_from, beside a hand one), `randomK`, and VARIANT for
+//                    each STIPPLE_GPU_EXTRA_SCHEDULES/NAME.VARIANT.sched (experiments)
 //   skipped.txt      what could not be generated, and why
 //
 //   make_gpu_cases PIPELINE_DIR OUT_DIR RANDOM_SCHEDULES SEED [PIPELINE...]
 // (the named pipelines only, when some are named)
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -69,6 +72,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   const fs::path dir = argv[1], out_dir = argv[2];
+  // Schedules to try beside the hand ones (experiments): DIR/NAME.VARIANT.sched.
+  const char* extra = std::getenv("STIPPLE_GPU_EXTRA_SCHEDULES");
+  const fs::path extra_dir = extra ? extra : "";
   const int randoms = std::atoi(argv[3]);
   std::mt19937 rng(static_cast<uint32_t>(std::atoi(argv[4])));
   fs::create_directories(out_dir);
@@ -101,6 +107,19 @@ int main(int argc, char** argv) {
       const fs::path hand = dir / "gpu" / (name + ".sched");
       variants.push_back({"gpu", fs::exists(hand) ? load_schedule_file(hand.string(), p)
                                                   : gpu_schedule_from(p, cpu)});
+      // Beside a hand GPU schedule, the derived one it improves on.
+      if (fs::exists(hand)) variants.push_back({"derived", gpu_schedule_from(p, cpu)});
+      if (!extra_dir.empty()) {
+        for (const auto& e : fs::directory_iterator(extra_dir)) {
+          const std::string f = e.path().filename().string();
+          const std::string prefix = name + ".", suffix = ".sched";
+          if (f.size() > prefix.size() + suffix.size() && f.rfind(prefix, 0) == 0 &&
+              f.compare(f.size() - suffix.size(), suffix.size(), suffix) == 0) {
+            variants.push_back({f.substr(prefix.size(), f.size() - prefix.size() - suffix.size()),
+                                load_schedule_file(e.path().string(), p)});
+          }
+        }
+      }
       for (int k = 0; k < randoms; ++k) {
         variants.push_back({"random" + std::to_string(k), random_gpu_schedule(p, cpu, rng)});
       }
