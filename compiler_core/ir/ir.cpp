@@ -356,13 +356,14 @@ Stmt For::make(const std::string& name, Expr min, Expr extent, ForType for_type,
   return n;
 }
 
-Stmt Provide::make(const std::string& name, Expr value, std::vector<Expr> args) {
+Stmt Provide::make(const std::string& name, Expr value, std::vector<Expr> args, bool atomic) {
   check_defined(value, "Provide");
   for (const Expr& a : args) check_defined(a, "Provide");
   Provide* n = new Provide;
   n->name = name;
   n->value = std::move(value);
   n->args = std::move(args);
+  n->atomic = atomic;
   return n;
 }
 

@@ -460,7 +460,12 @@ struct Provide : StmtNode<Provide> {
   std::string name;
   Expr value;
   std::vector<Expr> args;
-  static Stmt make(const std::string& name, Expr value, std::vector<Expr> args);
+  /// An atomic update's store (the schedule's atomic()): value is `name(args) + e`, and
+  /// the read, the add and the write happen as one atomic add, since other GPU threads
+  /// may add to the same site. Back ends that run the loops serially store it as it is.
+  bool atomic = false;
+  static Stmt make(const std::string& name, Expr value, std::vector<Expr> args,
+                   bool atomic = false);
 };
 
 /// Allocates storage for `name` with the given per-dimension extents around `body`.

@@ -108,6 +108,18 @@ bool equal(const Expr& a, const Expr& b) {
   return false;
 }
 
+Expr addend_to_own_site(const Expr& value, const std::string& name, const std::vector<Expr>& site) {
+  const Add* add = value.as<Add>();
+  if (!add) return Expr();
+  for (const auto& [read, addend] : {std::pair{add->a, add->b}, std::pair{add->b, add->a}}) {
+    const Call* c = read.as<Call>();
+    if (c && c->call_type == CallType::Func && c->name == name && equal_exprs(c->args, site)) {
+      return addend;
+    }
+  }
+  return Expr();
+}
+
 bool equal(const Stmt& a, const Stmt& b) {
   if (a.same_as(b)) return true;
   if (!a.defined() || !b.defined()) return false;
@@ -127,7 +139,8 @@ bool equal(const Stmt& a, const Stmt& b) {
     case IRNodeType::Provide: {
       const Provide* x = a.as<Provide>();
       const Provide* y = b.as<Provide>();
-      return x->name == y->name && equal(x->value, y->value) && equal_exprs(x->args, y->args);
+      return x->name == y->name && x->atomic == y->atomic && equal(x->value, y->value) &&
+             equal_exprs(x->args, y->args);
     }
     case IRNodeType::Allocate: {
       const Allocate* x = a.as<Allocate>();
@@ -381,6 +394,7 @@ void Hasher::add(const Stmt& s) {
     case IRNodeType::Provide: {
       const Provide* op = cur.as<Provide>();
       add(op->name);
+      add(static_cast<uint64_t>(op->atomic));
       add(op->value);
       add(op->args);
       return;

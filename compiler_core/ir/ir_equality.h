@@ -21,6 +21,10 @@ bool equal(const Stmt& a, const Stmt& b);
 /// definitions and domains, and the output's func, extents and metric.
 bool equal(const Pipeline& a, const Pipeline& b);
 
+/// e where `value` is `name(site) + e` or `e + name(site)`, the read of func `name` at
+/// exactly `site` (argument by argument): what an atomic update adds. Undefined otherwise.
+Expr addend_to_own_site(const Expr& value, const std::string& name, const std::vector<Expr>& site);
+
 uint64_t structural_hash(const Expr& e);
 uint64_t structural_hash(const Stmt& s);
 uint64_t structural_hash(const Pipeline& p);

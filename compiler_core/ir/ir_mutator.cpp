@@ -122,7 +122,7 @@ Stmt IRMutator::visit(const Provide* op) {
   bool changed = false;
   std::vector<Expr> args = mutate_exprs(op->args, &changed);
   if (!changed && value.same_as(op->value)) return op;
-  return Provide::make(op->name, std::move(value), std::move(args));
+  return Provide::make(op->name, std::move(value), std::move(args), op->atomic);
 }
 
 Stmt IRMutator::visit(const Allocate* op) {

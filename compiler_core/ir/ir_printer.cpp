@@ -253,8 +253,8 @@ class StmtPrinter {
       }
       case IRNodeType::Provide: {
         const Provide* op = s.as<Provide>();
-        line(indent) << op->name << "(" << list(op->args) << ") = " << exprs_.full(op->value)
-                     << "\n";
+        line(indent) << op->name << "(" << list(op->args) << ")" << (op->atomic ? " atomic" : "")
+                     << " = " << exprs_.full(op->value) << "\n";
         return;
       }
       case IRNodeType::Allocate: {

@@ -557,9 +557,10 @@ class Lowerer {
       }
       value = same_site_reads(value, f.name, st.lhs, lhs);
     }
+    const bool atomic = st.nest.atomic;
     Stmt body = fi.copy_out ? provide(fi.buffer, rename_calls(value, f.name, fi.buffer),
-                                      rename_calls(lhs, f.name, fi.buffer))
-                            : provide(f.name, value, lhs);
+                                      rename_calls(lhs, f.name, fi.buffer), atomic)
+                            : provide(f.name, value, lhs, atomic);
     if (st.scatter) {
       // The evaluator skips stores outside the func's box (only an unbounded scatter
       // index can leave it), and with them their values.
@@ -594,14 +595,15 @@ class Lowerer {
   // perforated func computes its body only where its sample mask is set) becomes a
   // branch, so that the reduction runs only where it is selected; in vector code a
   // vector with no lane selected skips it (emit_vector_if).
-  static Stmt provide(const std::string& name, const Expr& value, const std::vector<Expr>& lhs) {
+  static Stmt provide(const std::string& name, const Expr& value, const std::vector<Expr>& lhs,
+                      bool atomic) {
     if (const Select* sel = value.as<Select>()) {
       if (has_reduction(sel->true_value) || has_reduction(sel->false_value)) {
-        return IfThenElse::make(sel->condition, provide(name, sel->true_value, lhs),
-                                provide(name, sel->false_value, lhs));
+        return IfThenElse::make(sel->condition, provide(name, sel->true_value, lhs, atomic),
+                                provide(name, sel->false_value, lhs, atomic));
       }
     }
-    return Provide::make(name, value, lhs);
+    return Provide::make(name, value, lhs, atomic);
   }
 
   /// `value` with its reads of func `name` at exactly the site `site` (argument by

@@ -74,7 +74,7 @@ class FoldAccesses : public IRMutator {
       changed = true;
     }
     if (!changed && value.same_as(op->value)) return op;
-    return Provide::make(op->name, value, args);
+    return Provide::make(op->name, value, args, op->atomic);
   }
 
  private:

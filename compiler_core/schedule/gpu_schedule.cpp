@@ -22,39 +22,64 @@ std::string unused_name(const StageLoopNest& nest, const std::string& base) {
   return n;
 }
 
+// Appends to `out` the directives that map `loops` (innermost first, one or two of them)
+// to a kernel: one loop split into blocks of t1 threads, two tiled over tx x ty threads.
+// Returns the new loops, innermost first (the thread loops, then the block loops).
+std::vector<std::string> map_to_kernel(const StageLoopNest& nest,
+                                       const std::vector<std::string>& loops, int64_t tx,
+                                       int64_t ty, int64_t t1, std::vector<Directive>& out) {
+  auto name = [](const std::string& n) { return ScheduleArg::make_name(n); };
+  if (loops.size() == 1) {
+    const std::string& v = loops[0];
+    const std::string o = unused_name(nest, v + "o"), i = unused_name(nest, v + "i");
+    out.push_back(Directive::make("split", {name(v), name(o), name(i), ScheduleArg::make_int(t1)}));
+    out.push_back(Directive::make("gpu_blocks", {name(o)}));
+    out.push_back(Directive::make("gpu_threads", {name(i)}));
+    return {i, o};
+  }
+  const std::string& x = loops[0];
+  const std::string& y = loops[1];
+  const std::string xo = unused_name(nest, x + "o"), yo = unused_name(nest, y + "o");
+  const std::string xi = unused_name(nest, x + "i"), yi = unused_name(nest, y + "i");
+  out.push_back(
+      Directive::make("gpu_tile", {name(x), name(y), name(xo), name(yo), name(xi), name(yi),
+                                   ScheduleArg::make_int(tx), ScheduleArg::make_int(ty)}));
+  return {xi, yi, xo, yo};
+}
+
 // The GPU directives of one stage: its first two pure loops (those along which the stage
 // carries no dependence) tiled over blocks and threads, a third as a block dimension too;
-// a single pure loop split into blocks and threads. Empty when it has no such loop.
+// a single pure loop split into blocks and threads. An update that scatters (a histogram,
+// a splat) has its work in reduction loops that carry a dependence: with fewer than two
+// pure loops to map, it sums atomically over its first one or two reduction loops
+// instead, its pure loops inside each thread. Empty when it has no loop to map.
 std::vector<Directive> gpu_directives(const Func& f, int stage, int64_t tx, int64_t ty,
                                       int64_t t1) {
   const StageLoopNest nest = default_loop_nest(f, stage);
-  std::vector<std::string> pure;  // innermost first
+  std::vector<std::string> pure, scattering;  // innermost first
   for (const Loop& l : nest.loops) {
     if (!l.reduction && !l.dependent) pure.push_back(l.name);
+    if (l.reduction && l.dependent) scattering.push_back(l.name);
   }
   std::vector<Directive> out;
-  if (pure.empty()) return out;
-  if (pure.size() == 1) {
-    const std::string& v = pure[0];
-    const std::string o = unused_name(nest, v + "o"), i = unused_name(nest, v + "i");
-    out.push_back(Directive::make("split", {ScheduleArg::make_name(v), ScheduleArg::make_name(o),
-                                            ScheduleArg::make_name(i), ScheduleArg::make_int(t1)}));
-    out.push_back(Directive::make("gpu_blocks", {ScheduleArg::make_name(o)}));
-    out.push_back(Directive::make("gpu_threads", {ScheduleArg::make_name(i)}));
+  if (stage > 0 && pure.size() < 2 && !scattering.empty() &&
+      atomic_update_error(f, stage).empty()) {
+    out.push_back(Directive::make("atomic", {}));
+    if (scattering.size() > 2) scattering.resize(2);
+    const std::vector<std::string> mapped = map_to_kernel(nest, scattering, tx, ty, t1, out);
+    if (!pure.empty()) {  // the pure loop inside the threads
+      std::vector<ScheduleArg> inner_first = {ScheduleArg::make_name(pure[0])};
+      for (const std::string& n : mapped) inner_first.push_back(ScheduleArg::make_name(n));
+      out.push_back(Directive::make("reorder", inner_first));
+    }
     return out;
   }
-  const std::string& x = pure[0];
-  const std::string& y = pure[1];
-  const std::string xo = unused_name(nest, x + "o"), yo = unused_name(nest, y + "o");
-  const std::string xi = unused_name(nest, x + "i"), yi = unused_name(nest, y + "i");
+  if (pure.empty()) return out;
   // Loops between x and y in the default nest (reduction loops of an update) stay inside
   // the tile's thread loops; reorder puts the tile's loops innermost-last as gpu_tile
   // needs them adjacent: the reduction loops run serially in each thread.
-  out.push_back(Directive::make(
-      "gpu_tile",
-      {ScheduleArg::make_name(x), ScheduleArg::make_name(y), ScheduleArg::make_name(xo),
-       ScheduleArg::make_name(yo), ScheduleArg::make_name(xi), ScheduleArg::make_name(yi),
-       ScheduleArg::make_int(tx), ScheduleArg::make_int(ty)}));
+  map_to_kernel(nest, {pure.begin(), pure.begin() + std::min<size_t>(pure.size(), 2)}, tx, ty, t1,
+                out);
   if (pure.size() >= 3) {
     // The third pure loop must sit directly outside yo: only when nothing is between.
     out.push_back(Directive::make("gpu_blocks", {ScheduleArg::make_name(pure[2])}));

@@ -22,10 +22,13 @@ struct GpuTileShape {
   int64_t threads_1d = 128;
 };
 
-/// The GPU schedule of `p` that realises what `cpu` realises. A stage whose loops cannot
-/// be mapped (an update carrying a dependence along a pure variable, a func with no
-/// variables that cannot be inlined) keeps no GPU loops, and the CUDA back end then says
-/// which func it cannot place. Approximation directives of `cpu` are kept.
+/// The GPU schedule of `p` that realises what `cpu` realises. An update that scatters
+/// (fewer than two pure loops, reduction loops along which it writes the same sites) and
+/// adds to its sites is atomic() over its first one or two reduction loops. A stage whose
+/// loops cannot be mapped (an update carrying a dependence along a pure variable that is
+/// not an atomic add, a func with no variables that cannot be inlined) keeps no GPU loops,
+/// and the CUDA back end then says which func it cannot place. Approximation directives
+/// of `cpu` are kept.
 Schedule gpu_schedule_from(const Pipeline& p, const Schedule& cpu, const GpuTileShape& shape = {});
 
 /// The same with a tile shape drawn per stage from `rng` (at most 1024 threads a block).

@@ -160,6 +160,10 @@ const std::vector<DirectiveSpec>& specs() {
        {S::Name},
        false,
        "gpu_tile(x, y, xo, yo, xi, yi, xfactor, yfactor[, tail])"},
+      // An update whose iterations may write the same site, summed atomically so that
+      // its loops can map to GPU blocks and threads (Halide's `atomic()`); LOOPS.md,
+      // "Atomic updates".
+      {"atomic", DirectiveScope::Stage, {}, {}, false, "atomic()"},
       {"bound",
        DirectiveScope::Region,
        {S::Name, S::Int, S::Int},

@@ -535,8 +535,8 @@ class ScheduleChecker {
                    })) {
           why = stage +
                 " has no pure loop free of dependences to map to GPU threads (an update "
-                "that scatters over its whole domain, such as a histogram, needs atomic "
-                "updates, which the CUDA back end does not have yet)";
+                "that scatters over its whole domain, such as a histogram, can add "
+                "atomically: give it atomic() and map its reduction loops)";
         } else {
           why = stage +
                 " has no GPU loops and is not computed inside a kernel, so it would run "

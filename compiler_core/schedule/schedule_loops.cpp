@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "compiler_core/ir/ir_equality.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/ir/ir_visitor.h"
 
@@ -87,6 +88,28 @@ std::string dependence_reason(const Func& f, const UpdateDef& u, const std::stri
 
 }  // namespace
 
+std::string atomic_update_error(const Func& f, int stage) {
+  const std::string name = "'" + stage_name(f.name, stage) + "'";
+  if (stage == 0) return "atomic() applies to an update; " + name + " is a pure definition";
+  const UpdateDef& u = f.updates[stage - 1];
+  const Expr rest = addend_to_own_site(u.value, f.name, u.args);
+  if (!rest.defined()) {
+    return "atomic() needs an update that adds to the site it writes, f(...) += e; " + name +
+           " is " + to_string(u.value);
+  }
+  SelfReads reads(f.name);
+  rest.accept(&reads);
+  if (!reads.reads.empty()) {
+    return "atomic() needs an update whose added value does not read '" + f.name + "'; " + name +
+           " reads " + to_string(Expr(reads.reads[0]));
+  }
+  if (f.type != Float32() && f.type != Int32() && f.type != UInt32() && f.type != Float64()) {
+    return "atomic() adds f32, f64, i32 or u32 values (CUDA's atomicAdd); '" + f.name + "' is " +
+           to_string(f.type);
+  }
+  return "";
+}
+
 StageLoopNest default_loop_nest(const Func& f, int stage) {
   STIPPLE_INTERNAL_CHECK(stage >= 0 && stage < stage_count(f), "no stage " + std::to_string(stage));
   StageLoopNest nest;
@@ -133,6 +156,7 @@ class DirectiveApplier {
     if (n == "gpu_blocks") return gpu_loops(ForType::GpuBlock);
     if (n == "gpu_threads") return gpu_loops(ForType::GpuThread);
     if (n == "gpu_tile") return gpu_tile();
+    if (n == "atomic") return atomic();
     STIPPLE_INTERNAL_CHECK(false, "stage directive " + n + " has no meaning in the checker");
   }
 
@@ -179,12 +203,28 @@ class DirectiveApplier {
     return dependence_reason(f_, u, l.origin, reads);
   }
 
-  void require_independent(int idx, size_t arg, const char* verb) const {
+  // `gpu`: the loop is to become a GPU block or thread loop, which an atomic update's
+  // dependences allow (atomic() admits only updates whose one dependence is that
+  // iterations write the same site, which the atomic add makes safe).
+  void require_independent(int idx, size_t arg, const char* verb, bool gpu = false) const {
     const Loop& l = nest_.loops[idx];
-    if (!l.dependent) return;
+    if (!l.dependent || (gpu && nest_.atomic)) return;
+    std::string hint;
+    if (nest_.atomic) {
+      hint = "; atomic() makes its iterations safe to run on GPU threads, not CPU threads";
+    } else if (gpu && atomic_update_error(f_, stage_).empty()) {
+      hint = "; give the stage atomic() first to sum into the same sites atomically";
+    }
     error(arg_loc(arg), std::string("cannot ") + verb + " loop '" + l.name + "' of " + stage() +
                             ": the update carries a dependence along '" + l.origin + "' (" +
-                            dependence_text(l) + ")");
+                            dependence_text(l) + ")" + hint);
+  }
+
+  void atomic() {
+    const std::string why = atomic_update_error(f_, stage_);
+    if (!why.empty()) error(d_.loc, why);
+    if (nest_.atomic) error(d_.loc, stage() + " is already atomic");
+    nest_.atomic = true;
   }
 
   void require_not_parallel(int idx, size_t arg, const char* verb) const {
@@ -308,7 +348,9 @@ class DirectiveApplier {
     std::sort(positions.begin(), positions.end());
     std::vector<Loop> before = nest_.loops;
     for (size_t i = 0; i < positions.size(); ++i) nest_.loops[positions[i]] = moved[i];
-    // Loops along which the update carries a dependence keep their relative order.
+    // Loops along which the update carries a dependence keep their relative order, unless
+    // the update is atomic: its sums then run in no fixed order anyway.
+    if (nest_.atomic) return;
     std::vector<const Loop*> old_dep, new_dep;
     for (const Loop& l : before) {
       if (l.dependent) old_dep.push_back(&l);
@@ -367,7 +409,8 @@ class DirectiveApplier {
         if (d_.var(j) == d_.var(i)) error(arg_loc(i), "'" + d_.var(i) + "' is given twice");
       }
       require_independent(idx, i,
-                          type == ForType::GpuBlock ? "map to GPU blocks" : "map to GPU threads");
+                          type == ForType::GpuBlock ? "map to GPU blocks" : "map to GPU threads",
+                          /*gpu=*/true);
       Loop& l = nest_.loops[idx];
       if (l.for_type == ForType::Vectorized || l.for_type == ForType::Unrolled) {
         error(arg_loc(i), "loop '" + l.name + "' is a lane loop; name a loop of the stage");

@@ -47,6 +47,10 @@ struct StageLoopNest {
   std::vector<SplitStep> splits;
   /// Every name a loop of this stage has had (variables, split results, lane loops).
   std::vector<std::string> ever;
+  /// atomic(): the update is `f(site) = f(site) + e` with e not reading f, stored as an
+  /// atomic add, so its loops may map to GPU blocks and threads even where different
+  /// iterations write the same site (LOOPS.md, "Atomic updates").
+  bool atomic = false;
 
   /// The index of the loop called `name` (0 = innermost), or -1.
   int find(const std::string& name) const;
@@ -59,6 +63,11 @@ struct StageLoopNest {
 /// first innermost) inside its pure variables (dimension 0 innermost), as the reference
 /// evaluator iterates them. `stage` must exist.
 StageLoopNest default_loop_nest(const Func& f, int stage);
+
+/// Why stage `stage` of `f` cannot take atomic(), or "" when it can: an update `f(site) =
+/// f(site) + e` (the form `+=` gives) whose e does not read f, of a type CUDA's atomicAdd
+/// adds (f32, f64, i32, u32).
+std::string atomic_update_error(const Func& f, int stage);
 
 /// Applies one stage directive (after directive_shape_error accepted it). `is_output`
 /// is whether f is the pipeline's output. Throws CompileError through `source`.

@@ -2,9 +2,9 @@
 # device_check.sh BUNDLE_DIR OUT_DIR: the GPU device check, run on a machine with an NVIDIA
 # GPU and nvcc (README.md beside this). Builds each CUDA file of the bundle into the
 # harness, checks its output against the CPU reference, and times the GPU schedules of
-# blur3x3, two_pass_blur, local_laplacian, camera_pipe, unsharp_mask and harris at
-# 1920x1080 and 6400x4800, each beside its Halide peer where the bundle has one. Writes
-# OUT_DIR/results.txt; exit 1 if any check of Stipple's kernels failed.
+# blur3x3, two_pass_blur, local_laplacian, camera_pipe, unsharp_mask, harris and the two
+# bilateral grids at 1920x1080 and 6400x4800, each beside its Halide peer where the bundle
+# has one. Writes OUT_DIR/results.txt; exit 1 if any check of Stipple's kernels failed.
 set -uo pipefail
 bundle=$(cd "$1" && pwd)
 mkdir -p "$2"
@@ -63,10 +63,8 @@ for cu in "$bundle"/*.cu; do
 done
 
 echo "== time (median of 20 after 3 warm-ups; CUDA events around pipeline_device)" >> "$results"
-# bilateral_grid and bilateral_grid_halide are left out: their splats (updates scattering
-# over the whole image) have one pure loop of 4 and 2, so they run in that many threads
-# (1.2 s at 1920x1080 on an H200) until GPU scatters use atomics.
-for pipeline in blur3x3 two_pass_blur local_laplacian camera_pipe unsharp_mask harris; do
+for pipeline in blur3x3 two_pass_blur local_laplacian camera_pipe unsharp_mask harris \
+    bilateral_grid bilateral_grid_halide; do
   # The GPU schedule and any other schedule of the bundle not drawn at random.
   for bin in "$out/bin/$pipeline".*; do
     name=$(basename "$bin")

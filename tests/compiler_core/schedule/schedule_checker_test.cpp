@@ -402,5 +402,80 @@ output out
   }
 }
 
+// atomic() (LOOPS.md, "Atomic updates"): an update that adds to the site it writes may map
+// the loops along which its iterations write the same sites to GPU blocks and threads, and
+// reorder them; nothing else changes.
+TEST(ScheduleChecker, AtomicUpdatesMapTheirScatteringLoopsToTheGpu) {
+  const std::string tile = "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n";
+  const std::string hist_bins = "hist.split(i, io, ii, 32).gpu_blocks(io).gpu_threads(ii)\n";
+  auto gpu = [&](const std::string& text) {
+    return compile_schedule(text, "s.sched", pipeline(), ScheduleTarget::Gpu);
+  };
+  const std::string scan_gpu =
+      "scan.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n"
+      "scan.update(0).split(y, yo, yi, 32).gpu_blocks(yo).gpu_threads(yi)\n";
+  const std::string atomic_hist =
+      hist_bins + "hist.update(0).atomic().gpu_tile(x, y, xo, yo, xi, yi, 16, 16)\n";
+  EXPECT_NO_THROW(gpu(atomic_hist + scan_gpu + tile));
+  // The reduction loops became the kernel's blocks and threads (they reorder freely).
+  EXPECT_EQ(loops(atomic_hist, "hist", 1), "xi, yi, xo, yo");
+  EXPECT_NO_THROW(gpu(hist_bins +
+                      "hist.update(0).atomic().split(y, yo, yi, 4).reorder(x, yo, yi)"
+                      ".gpu_blocks(yi).split(x, xo, xi, 64).gpu_threads(xi)"
+                      ".gpu_blocks(xo, yo)\n" +
+                      scan_gpu + tile));
+  auto expect_error = [&](const std::string& text, int line, int col, const std::string& what) {
+    try {
+      gpu(text + scan_gpu + tile);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const CompileError& e) {
+      EXPECT_EQ(e.line(), line) << e.what();
+      EXPECT_EQ(e.col(), col) << e.what();
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  // Without atomic(), the message says what would make it legal.
+  expect_error(hist_bins + "hist.update(0).split(x, xo, xi, 16).gpu_blocks(xo).gpu_threads(xi)\n",
+               2, 48, "give the stage atomic() first to sum into the same sites atomically");
+  // atomic() comes first: it applies to the directives after it.
+  expect_error(hist_bins + "hist.update(0).split(x, xo, xi, 16).gpu_blocks(xo).atomic()\n", 2, 48,
+               "cannot map to GPU blocks loop 'xo' of 'hist.update(0)'");
+  // Atomic adds are GPU stores: the CPU's parallel and vectorised loops still refuse.
+  expect_error(hist_bins + "hist.update(0).atomic().parallel(y)\n", 2, 34,
+               "atomic() makes its iterations safe to run on GPU threads, not CPU threads");
+  expect_error(hist_bins + "hist.update(0).atomic().vectorize(x, 8)\n", 2, 35,
+               "cannot vectorize loop 'x' of 'hist.update(0)'");
+  // Only an update adding to the site it writes, with a value not reading the func.
+  expect_error(hist_bins + "hist.atomic()\n", 2, 6,
+               "atomic() applies to an update; 'hist' is a pure definition");
+  expect_error("scan.update(0).atomic()\n", 1, 16,
+               "atomic() needs an update whose added value does not read 'scan'; "
+               "'scan.update(0)' reads scan(r - 1, y)");
+  expect_error(hist_bins + "hist.update(0).atomic().atomic()\n", 2, 25,
+               "'hist.update(0)' is already atomic");
+  const Pipeline other = compile_pipeline(R"(pipeline o
+input in : f32[x, y]
+func m(i) = 0.0
+m(clamp(i32(in(x, y) * 255.0), 0, 255)) max= in(x, y) for x in in, y in in
+func b(i) = u8(0)
+b(clamp(i32(in(x, y) * 255.0), 0, 255)) += u8(1) for x in in, y in in
+func out(x, y) = in(x, y) * m(clamp(x, 0, 255)) + f32(b(clamp(x, 0, 255)))
+output out
+)",
+                                          "o.stp");
+  auto other_error = [&](const std::string& text, const std::string& what) {
+    try {
+      compile_schedule(text, "o.sched", other);
+      ADD_FAILURE() << "accepted: " << text;
+    } catch (const CompileError& e) {
+      EXPECT_NE(std::string(e.what()).find(what), std::string::npos) << e.what();
+    }
+  };
+  other_error("m.update(0).atomic()\n",
+              "atomic() needs an update that adds to the site it writes, f(...) += e");
+  other_error("b.update(0).atomic()\n",
+              "atomic() adds f32, f64, i32 or u32 values (CUDA's atomicAdd); 'b' is u8");
+}
+
 }  // namespace
 }  // namespace stipple

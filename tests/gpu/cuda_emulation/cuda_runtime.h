@@ -55,6 +55,14 @@ inline int atomicExch(int* address, int value) {
   *address = value;
   return old;
 }
+// Threads run one at a time here, so an atomic add is a plain one (in the order of the
+// blocks and threads, not the evaluator's: atomic updates are compared within tolerance).
+template <typename T>
+T atomicAdd(T* address, T value) {
+  const T old = *address;
+  *address = old + value;
+  return old;
+}
 
 namespace stipple_emulation {
 
