@@ -47,7 +47,10 @@ struct StageInfo {
   std::vector<ReductionVariable> domain;  // qualified
   std::vector<DerivedVar> derived;        // outermost definition first
   std::vector<Expr> guards;
-  bool scatter = false;                 // an update whose left side is not only bare pure variables
+  bool scatter = false;  // an update whose left side is not only bare pure variables
+  /// A scatter whose every site is inside the func's box by construction (the box is the
+  /// union of the sites' intervals; infer_region): it stores without checking.
+  bool sites_in_box = false;
   std::map<std::string, int> pure_dim;  // qualified pure variable -> dimension (updates)
 };
 
@@ -497,7 +500,7 @@ class Lowerer {
     // with a bounded index, and where they read the func itself other than the site being
     // stored. The output is computed over the caller's buffer only.
     if (!fi.is_output || fi.copy_out) {
-      for (const StageInfo& st : fi.stages) {
+      for (StageInfo& st : fi.stages) {
         if (st.index == 0) continue;
         BoundsContext ctx(table_, fi.compute_path);
         for (const auto& [name, d] : st.pure_dim) {
@@ -507,10 +510,16 @@ class Lowerer {
         for (const ReductionVariable& rv : st.domain) {
           ctx.push(rv.name, {ctx.interval_of(rv.min).min, ctx.interval_of(rv.max).max, false});
         }
+        // With every dimension's interval bounded, the box contains every site the stage
+        // can compute (pure variables stand bare on the left side, the language's rule,
+        // and loop over the box), so its stores need no check.
+        bool in_box = true;
         for (size_t d = 0; d < dims; ++d) {
           SInterval iv = ctx.interval_of(st.lhs[d]);
           if (iv.bounded()) own[d] = interval_union(own[d], iv);
+          in_box = in_box && iv.bounded();
         }
+        st.sites_in_box = in_box;
         walk_stage(st, ctx, [&](const Call* call, const std::vector<SInterval>& args) {
           if (call->name != f.name) return;
           bool same_site = true;
@@ -563,9 +572,9 @@ class Lowerer {
                             : provide(f.name, value, lhs, atomic);
     if (st.scatter) {
       // The evaluator skips stores outside the func's box (only an unbounded scatter
-      // index can leave it), and with them their values.
+      // index, or one of the output's, can leave it), and with them their values.
       Expr inside;
-      for (size_t d = 0; d < lhs.size(); ++d) {
+      for (size_t d = 0; d < lhs.size() && !st.sites_in_box; ++d) {
         Expr c = And::make(GE::make(lhs[d], var(dim_name(f.name, "cmin", d))),
                            LE::make(lhs[d], var(dim_name(f.name, "cmax", d))));
         inside = inside.defined() ? And::make(inside, c) : c;
