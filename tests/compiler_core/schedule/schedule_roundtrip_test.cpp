@@ -76,7 +76,8 @@ TEST(ScheduleCodec, HandWrittenRoundTrip) {
       "A.compute_at(out, yi).store_at(out, yo).vectorize(x, 8)\n"
       "D.compute_at(hist.update(1), x).store_root()\n"
       "C.compute_inline()\n"
-      "hist.update(0).parallel(y).reorder(x, y, z)\n",
+      "hist.update(0).parallel(y).reorder(x, y, z)\n"
+      "hist.update(1).atomic().gpu_tile(x, y, xo, yo, xi, yi, 16, 16)\n",
       "s");
   proto::Schedule m = to_proto(s);
   EXPECT_EQ(m.format_version(), kScheduleFormatVersion);
