@@ -1333,7 +1333,8 @@ void CppGen::buffer_declarations(std::ostream& os, const BufferInfo& buf, const 
                                  bool with_accessor, const std::string& ind,
                                  IndexWidth width) const {
   const bool accessor = with_accessor && used.count(ext.accessor) > 0;
-  bool min = accessor && !buf.is_input,
+  // A 0-d buffer's accessor reads element 0 alone.
+  bool min = accessor && !buf.is_input && buf.dims > 0,
        extent = used.count(ext.extent) || (accessor && buf.is_input),
        stride = accessor && buf.dims > 1;
   for (int d = 0; d < static_cast<int>(ext.min_vars.size()); ++d) {
@@ -2299,16 +2300,22 @@ void CppGen::emit_kernel(const For* op) {
   indent_ = 0;
   const std::string body = captured(1, [&] {
     open_block();
+    std::vector<std::string> index_names;
     for (size_t k = 0; k < band.size(); ++k) {
-      const std::string v = fresh(band[k]->name);
-      push_var(band[k]->name, v, ScalarType::Int32);
+      index_names.push_back(fresh(band[k]->name));
+      push_var(band[k]->name, index_names.back(), ScalarType::Int32);
+    }
+    // The body first, then the block indices it reads (gpu_single_thread's reads none).
+    const std::string inner_text = captured(0, [&] { emit(inner); });
+    for (size_t k = 0; k < band.size(); ++k) {
+      if (!used_.count(index_names[k])) continue;
       const char* dim = kDims[band.size() - 1 - k];
       if (is_identifier_start(mins[k].text[0])) use(mins[k].text);
-      line("const int32_t " + v + " = " +
+      line("const int32_t " + index_names[k] + " = " +
            (mins[k].text == "0" ? std::string() : mins[k].text + " + ") +
            "static_cast<int32_t>(blockIdx." + dim + ");");
     }
-    emit(inner);
+    *out_ += inner_text;
     for (size_t k = 0; k < band.size(); ++k) pop_var();
     close_block();
   });
@@ -2468,7 +2475,7 @@ void CppGen::emit_device_allocate(const Allocate* op) {
        " dimensions, dimension 0 innermost, in device memory");
   std::string list;
   for (int d = 0; d < dims; ++d) list += (d ? ", " : "") + extents[d];
-  line("const int64_t " + ext.extent + n + " = {" + (dims ? list : "0") + "};");
+  if (dims > 0) line("const int64_t " + ext.extent + n + " = {" + list + "};");
   line("stipple_buffer " + buf.descriptor + " = {};");
   line(buf.descriptor + ".type = " + type_constant(buf.type) + ";");
   line(buf.descriptor + ".dimensions = " + std::to_string(dims) + ";");

@@ -334,6 +334,12 @@ class Lowerer {
         table_[it->old_u] = info;
         st.guards.push_back(LE::make(var(it->old_u), hi));
       }
+      if (!st.nest.loops.empty() && st.nest.loops.back().name == kGpuSingleThreadLoop) {
+        // gpu_single_thread(): one iteration, which the stage's code does not read.
+        const std::string u = unique(prefix + "gpu_single");
+        current[kGpuSingleThreadLoop] = u;
+        range[u] = {i32(0), i32(1)};
+      }
       for (const Loop& l : st.nest.loops) {
         std::string u = current.at(l.name);
         st.loop_names.push_back(u);

@@ -164,6 +164,9 @@ const std::vector<DirectiveSpec>& specs() {
       // its loops can map to GPU blocks and threads (Halide's `atomic()`); LOOPS.md,
       // "Atomic updates".
       {"atomic", DirectiveScope::Stage, {}, {}, false, "atomic()"},
+      // One GPU thread of one block runs the stage (Halide's gpu_single_thread): for what
+      // has no loop to map, a 0-d func such as a kernel's normalising sum.
+      {"gpu_single_thread", DirectiveScope::Stage, {}, {}, false, "gpu_single_thread()"},
       {"bound",
        DirectiveScope::Region,
        {S::Name, S::Int, S::Int},

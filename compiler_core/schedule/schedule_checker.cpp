@@ -529,7 +529,8 @@ class ScheduleChecker {
         } else if (f.args.empty()) {
           why = stage +
                 " is computed at root, outside every GPU kernel, and has no variable to "
-                "map to GPU threads; inline it, or compute it at a loop inside a kernel";
+                "map to GPU threads; give it gpu_single_thread(), inline it, or compute it "
+                "at a loop inside a kernel";
         } else if (st > 0 && std::none_of(loops.begin(), loops.end(), [](const Loop& l) {
                      return !l.reduction && !l.dependent;
                    })) {

@@ -157,6 +157,7 @@ class DirectiveApplier {
     if (n == "gpu_threads") return gpu_loops(ForType::GpuThread);
     if (n == "gpu_tile") return gpu_tile();
     if (n == "atomic") return atomic();
+    if (n == "gpu_single_thread") return gpu_single_thread();
     STIPPLE_INTERNAL_CHECK(false, "stage directive " + n + " has no meaning in the checker");
   }
 
@@ -433,6 +434,23 @@ class DirectiveApplier {
     const int xo = nest_.find(d_.var(2)), yo = nest_.find(d_.var(3));
     nest_.loops[xo].for_type = nest_.loops[yo].for_type = ForType::GpuBlock;
     nest_.loops[xi].for_type = nest_.loops[yi].for_type = ForType::GpuThread;
+  }
+
+  // gpu_single_thread(): a one-iteration GPU block loop outside every loop of the stage, so
+  // that its loops run serially in the one thread of a one-block kernel.
+  void gpu_single_thread() {
+    for (const Loop& l : nest_.loops) {
+      if (l.for_type == ForType::Parallel || is_gpu_loop(l.for_type)) {
+        error(d_.loc, stage() + " already has " +
+                          (l.for_type == ForType::Parallel ? "a parallel loop" : "GPU loops") +
+                          " ('" + l.name + "'); gpu_single_thread() runs it in one thread");
+      }
+    }
+    Loop single;
+    single.name = single.origin = kGpuSingleThreadLoop;
+    single.for_type = ForType::GpuBlock;
+    nest_.loops.push_back(single);
+    nest_.ever.push_back(single.name);
   }
 
   void unroll() {

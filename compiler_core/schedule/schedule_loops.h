@@ -25,6 +25,10 @@ struct Loop {
   int64_t lanes = 0;  // for a vectorised or unrolled lane loop: its constant extent
 };
 
+/// The loop gpu_single_thread() adds outermost: a GPU block loop of one iteration. The
+/// name is no identifier, so no directive can name it.
+inline constexpr const char* kGpuSingleThreadLoop = "gpu.single";
+
 /// The largest split or tile factor a schedule may give (2^24): the lowering counts an
 /// outer loop in 32 bits as (extent + factor - 1) / factor, extents reach 2^30.
 inline constexpr int64_t kMaxSplitFactor = int64_t{1} << 24;

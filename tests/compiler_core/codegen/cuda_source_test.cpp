@@ -128,6 +128,35 @@ TEST(GpuSchedules, TheAtomicSplatEqualsTheHandScheduleWithinRounding) {
 
 // atomic() stores with atomicAdd in a kernel (threads may add to the same bin at once),
 // and as a plain store where the loops run serially (the C++ back end).
+// gpu_single_thread(): two_pass_blur's normalising sum (a 0-d func) computed once, in a
+// kernel of one block of one thread, instead of at every use; on the CPU, equal to the
+// hand schedule bit for bit.
+TEST(CudaSource, AZeroDimensionalFuncRunsInOneThread) {
+  const Pipeline p = load_benchmark_pipeline("two_pass_blur");
+  const std::string text =
+      "norm.compute_root().gpu_single_thread()\n"
+      "k.compute_root().split(i, io, ii, 32).gpu_blocks(io).gpu_threads(ii)\n"
+      "A.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 32, 8).gpu_blocks(c)\n"
+      "out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8).gpu_blocks(c)\n";
+  const Schedule gpu = compile_schedule(text, "gpu.sched", p, ScheduleTarget::Gpu);
+  const LoweredFunction f = lower(p, gpu);
+  codegen::AotOptions opt;
+  opt.symbol = "pipeline";
+  opt.target = "cuda-sm_90";
+  const std::string cu = codegen::cuda_source(f, opt);
+  EXPECT_NE(cu.find("dim3(static_cast<unsigned>(1), 1, 1), dim3(1, 1, 1))(h, norm_buffer"),
+            std::string::npos)
+      << cu;
+  auto jit = codegen::JitCompiler::create();
+  const LoweredFunction want_f = lower(p, hand_schedule(p, "two_pass_blur"));
+  const auto inputs = inputs_of(p, 131, 87, 3);
+  const std::vector<int64_t> extents = output_extents(p, want_f, 131, 87);
+  const Buffer want = run_lowered(*jit->compile(want_f), want_f, p, inputs, {}, extents);
+  const Buffer got = run_lowered(*jit->compile(f), f, p, inputs, {}, extents);
+  ASSERT_EQ(want.size_in_bytes(), got.size_in_bytes());
+  EXPECT_EQ(std::memcmp(want.data(), got.data(), want.size_in_bytes()), 0);
+}
+
 TEST(CudaSource, AtomicUpdatesAddWithAtomicAdd) {
   const Pipeline hist = compile_pipeline(
       "pipeline hist\ninput in : f32[x, y]\nfunc h(i) = 0.0\n"

@@ -373,6 +373,9 @@ output out
   EXPECT_NO_THROW(gpu("a.compute_at(out, xo)\n" + tile));
   EXPECT_NO_THROW(
       gpu("k.compute_root().split(i, io, ii, 32).gpu_blocks(io).gpu_threads(ii)\n" + tile));
+  // A 0-d func at root in a kernel of one thread; any stage may run so, its loops serial.
+  EXPECT_NO_THROW(gpu("n.compute_root().gpu_single_thread()\n" + tile));
+  EXPECT_NO_THROW(gpu("a.compute_root().split(x, xo, xi, 4).gpu_single_thread()\n" + tile));
   // The same schedules are legal for a CPU.
   EXPECT_NO_THROW(compile_schedule("a.compute_root()\n" + tile, "g.sched", g));
   auto expect_error = [&](const std::string& text, int line, int col, const std::string& what) {
@@ -391,6 +394,11 @@ output out
   expect_error("n.compute_root()\n" + tile, 1, 1,
                "'n' is computed at root, outside every GPU kernel, and has no variable to map to "
                "GPU threads");
+  expect_error("a.compute_root().gpu_tile(x, y, xo, yo, xi, yi, 8, 8).gpu_single_thread()\n" + tile,
+               1, 55,
+               "'a' already has GPU loops ('xi'); gpu_single_thread() runs it in one thread");
+  expect_error("n.compute_root().gpu_single_thread().gpu_single_thread()\n" + tile, 1, 38,
+               "'n' already has GPU loops ('gpu.single')");
   // The output is not in the schedule: the message names the schedule instead of a line.
   try {
     check_schedule(Schedule{}, g, nullptr, ScheduleTarget::Gpu);
