@@ -429,6 +429,9 @@ class DirectiveApplier {
   // gpu_tile(x, y, xo, yo, xi, yi, fx, fy[, tail]) = tile(...), gpu_blocks(xo, yo),
   // gpu_threads(xi, yi), as Halide's gpu_tile.
   void gpu_tile() {
+    // Both tiled loops become GPU loops: neither may carry a dependence (unless atomic).
+    require_independent(loop_arg(0), 0, "map to GPU blocks and threads", /*gpu=*/true);
+    require_independent(loop_arg(1), 1, "map to GPU blocks and threads", /*gpu=*/true);
     tile();
     const int xi = nest_.find(d_.var(4)), yi = nest_.find(d_.var(5));
     const int xo = nest_.find(d_.var(2)), yo = nest_.find(d_.var(3));

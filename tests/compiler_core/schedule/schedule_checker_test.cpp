@@ -445,6 +445,23 @@ TEST(ScheduleChecker, AtomicUpdatesMapTheirScatteringLoopsToTheGpu) {
   // Without atomic(), the message says what would make it legal.
   expect_error(hist_bins + "hist.update(0).split(x, xo, xi, 16).gpu_blocks(xo).gpu_threads(xi)\n",
                2, 48, "give the stage atomic() first to sum into the same sites atomically");
+  // gpu_tile maps both its loops: a dependent one needs atomic() (a scan's never can).
+  expect_error(hist_bins + "hist.update(0).gpu_tile(x, y, xo, yo, xi, yi, 16, 16)\n", 2, 25,
+               "cannot map to GPU blocks and threads loop 'x' of 'hist.update(0)'");
+  try {
+    gpu(atomic_hist +
+        "scan.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n"
+        "scan.update(0).gpu_tile(r, y, ro, yo, ri, yi, 8, 8)\n" +
+        tile);
+    ADD_FAILURE() << "a scan's dependent loop was mapped to GPU threads";
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 4) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cannot map to GPU blocks and threads loop 'r' of "
+                                         "'scan.update(0)': the update carries a dependence "
+                                         "along 'r' (it reads scan(r - 1, y)"),
+              std::string::npos)
+        << e.what();
+  }
   // atomic() comes first: it applies to the directives after it.
   expect_error(hist_bins + "hist.update(0).split(x, xo, xi, 16).gpu_blocks(xo).atomic()\n", 2, 48,
                "cannot map to GPU blocks loop 'xo' of 'hist.update(0)'");
