@@ -368,8 +368,6 @@ class CppGen {
   void emit_parallel_for(const For* op, const Value& min, const Value& extent);
   void emit_allocate(const Allocate* op);
   void emit_provide(const Provide* op);
-  /// e of an atomic Provide `name(site) = name(site) + e`.
-  static Expr atomic_addend(const Provide* op);
   /// The body of a C block: `body()` in a name scope of its own, one level deeper.
   void block(const std::function<void()>& body) {
     ++indent_;
@@ -1604,7 +1602,10 @@ void CppGen::emit_provide(const Provide* op) {
   if (op->atomic && dialect_ == Dialect::Cuda) {
     // GPU threads may add to the same site: atomicAdd of the value less its read of the
     // site (the checker's atomic() admits only `f(site) + e`).
-    const Expr added = atomic_addend(op);
+    const Expr added = addend_to_own_site(op->value, op->name, op->args);
+    STIPPLE_INTERNAL_CHECK(added.defined(),
+                           "cuda_source: the atomic update of '" + op->name +
+                               "' is not an add to its own site: " + to_string(op->value));
     line("atomicAdd(&" + accessor + "(" + args + "), " + unwrapped(expr(added).text) + ");");
     return;
   }
@@ -1612,14 +1613,6 @@ void CppGen::emit_provide(const Provide* op) {
   const std::string value = unwrapped(v.text);
   line(accessor + "(" + args +
        ") = " + (buf.type == ScalarType::Float16 ? "f16_bits(" + value + ")" : value) + ";");
-}
-
-Expr CppGen::atomic_addend(const Provide* op) {
-  Expr addend = addend_to_own_site(op->value, op->name, op->args);
-  STIPPLE_INTERNAL_CHECK(addend.defined(),
-                         "cuda_source: the atomic update of '" + op->name +
-                             "' is not an add to its own site: " + to_string(op->value));
-  return addend;
 }
 
 void CppGen::emit_allocate(const Allocate* op) {

@@ -28,6 +28,15 @@ void expect_same_bytes(const Buffer& got, const Buffer& expected) {
   EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size_in_bytes()), 0);
 }
 
+/// Lowers `p` under `s`, runs it by the JIT over `extents`, and compares with `expected`.
+void expect_jit_equals(codegen::JitCompiler& jit, const Pipeline& p, const Schedule& s,
+                       const InputImages& inputs, const std::vector<int64_t>& extents,
+                       const Buffer& expected) {
+  const LoweredFunction f = lower(p, s);
+  auto fn = jit.compile(f);
+  expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, extents), expected);
+}
+
 /// Values in [0, 1] with few repeats, element i at (i * 37 % 101) / 100.
 Buffer scrambled_ramp(std::vector<int64_t> extents) {
   Buffer b(ScalarType::Float32, std::move(extents));
@@ -123,9 +132,7 @@ TEST(Lowering, UnboundedScatterSkipsStoresOutsideTheBox) {
     SCOPED_TRACE(text);
     Schedule s = compile_schedule(text, "s", p);
     EXPECT_NE(lowered_text(p, s).find("h.s1.site.0 >= h.cmin.0"), std::string::npos);
-    LoweredFunction f = lower(p, s);
-    auto fn = jit->compile(f);
-    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {16, 12}), expected);
+    expect_jit_equals(*jit, p, s, inputs, {16, 12}, expected);
   }
 }
 
@@ -153,9 +160,7 @@ TEST(Lowering, ABoundedScatterStoresWithoutACheck) {
     EXPECT_NE(lowered.find("h(h.s1.site.0, h.s1.c) = h(h.s1.site.0, h.s1.c) + "), std::string::npos)
         << lowered;
     EXPECT_EQ(lowered.find("h.s1.site.0 >= h.cmin.0"), std::string::npos) << lowered;
-    LoweredFunction f = lower(p, s);
-    auto fn = jit->compile(f);
-    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {16, 12}), expected);
+    expect_jit_equals(*jit, p, s, inputs, {16, 12}, expected);
   }
 }
 
@@ -181,7 +186,6 @@ TEST(Lowering, AScatterComputesItsSiteOnceBeforeItsCheck) {
        {"", "g.update(0).reorder(gc, x, y)", "g.update(0).reorder(gc, x, y).unroll(gc, 4)"}) {
     SCOPED_TRACE(text);
     Schedule s = compile_schedule(text, "s", p);
-    LoweredFunction f = lower(p, s);
     const std::string lowered = lowered_text(p, s);
     EXPECT_NE(lowered.find("let g.s1.site.0 = (g.s1.x + 2) / 4"), std::string::npos) << lowered;
     EXPECT_NE(lowered.find("let g.s1.site.1 = i32(in(g.s1.x, g.s1.y, 0) * 9.0) - 1"),
@@ -191,8 +195,7 @@ TEST(Lowering, AScatterComputesItsSiteOnceBeforeItsCheck) {
               std::string::npos)
         << lowered;
     EXPECT_EQ(lowered.find("(g.s1.x + 2) / 4 >="), std::string::npos) << "the check recomputes";
-    auto fn = jit->compile(f);
-    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {5, 8}), expected);
+    expect_jit_equals(*jit, p, s, inputs, {5, 8}, expected);
   }
 }
 
@@ -266,9 +269,7 @@ TEST(Lowering, OutputWithUpdatesMatchesEvaluator) {
   for (const char* text : {"", "out.update(0).parallel(y).split(r, ro, ri, 4)"}) {
     SCOPED_TRACE(text);
     Schedule s = compile_schedule(text, "s", p);
-    LoweredFunction f = lower(p, s);
-    auto fn = jit->compile(f);
-    expect_same_bytes(run_lowered(*fn, f, p, inputs, {}, {13, 6}), expected);
+    expect_jit_equals(*jit, p, s, inputs, {13, 6}, expected);
   }
 }
 
