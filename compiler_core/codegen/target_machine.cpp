@@ -133,6 +133,38 @@ void prepare_module(llvm::Module& m, const llvm::TargetMachine& tm) {
   }
 }
 
+namespace {
+
+bool has_vector_values(const llvm::Function& fn) {
+  for (const llvm::BasicBlock& bb : fn) {
+    for (const llvm::Instruction& inst : bb) {
+      if (inst.getType()->isVectorTy()) return true;
+    }
+  }
+  return false;
+}
+
+// LLVM's SLP vectoriser, on the functions the schedule left scalar only. Where a schedule
+// vectorises, it says what runs in vectors (codegen_vector.cpp), as in Halide, and SLP
+// found nothing there worth its time: on the hand schedules of Halide's apps it was 10-22%
+// of compile time (local_laplacian 364 -> 280 ms) for no run time (harris ran 11% faster
+// without it; bench/README.md, issue #26). On scalar code it still pays: the default
+// schedule of the bilateral filter, whose 9x9 window LLVM unrolls, runs in 2.9 s with it
+// and 4.8 s without. Each parallel loop body is a function of its own (codegen_stmt.cpp),
+// so the choice is made per outlined loop nest, not per pipeline.
+class ScalarFunctionSLPPass : public llvm::PassInfoMixin<ScalarFunctionSLPPass> {
+ public:
+  llvm::PreservedAnalyses run(llvm::Function& fn, llvm::FunctionAnalysisManager& am) {
+    if (has_vector_values(fn)) return llvm::PreservedAnalyses::all();
+    return slp_.run(fn, am);
+  }
+
+ private:
+  llvm::SLPVectorizerPass slp_;
+};
+
+}  // namespace
+
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;
@@ -148,7 +180,8 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   // the same code here: codegen emits straight loop nests with explicit vector code and no
   // calls to inline, so what it needs is accumulators in registers (SROA), redundancy
   // removed (EarlyCSE, GVN), invariants hoisted out of the loops (LICM, after rotation),
-  // small reduction loops unrolled, unrolled scalar code packed (SLP) and two rounds of
+  // small reduction loops unrolled, unrolled scalar code packed (SLP, where the schedule did
+  // not vectorise: ScalarFunctionSLPPass) and two rounds of
   // InstCombine and SimplifyCFG. -O3's eight InstCombines were 20% of nl_means's compile
   // time and its loop unswitching copies loops on every guard. Measured on the benchmark
   // pipelines (bench/README.md): compile time down 25-50% (nl_means 151 -> 79 ms), run
@@ -178,7 +211,7 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
                                        .setPartial(false)
                                        .setRuntime(false)
                                        .setUpperBound(false)));
-  fpm.addPass(llvm::SLPVectorizerPass());
+  fpm.addPass(ScalarFunctionSLPPass());
   fpm.addPass(llvm::InstCombinePass());
   {
     llvm::LoopPassManager lpm;
