@@ -155,6 +155,12 @@ const std::vector<std::string>& halide_app_pipelines() {
 std::vector<ImageSize> bench_sizes(const std::string& pipeline) {
   std::vector<ImageSize> sizes = {{1920, 1080}};
   if (pipeline == "blur3x3") sizes.push_back({6400, 4800});
+  const std::vector<std::string>& apps = halide_app_pipelines();
+  if (std::find(apps.begin(), apps.end(), pipeline) != apps.end()) {
+    // The size each app runs at in Halide's apps/ (issue #26): its test photos are
+    // 1536x2560 (portrait; rgb.png, rgba.png, gray.png), camera_pipe's raw mosaic 2592x1968.
+    sizes.push_back(pipeline == "camera_pipe" ? ImageSize{2592, 1968} : ImageSize{1536, 2560});
+  }
   return sizes;
 }
 

@@ -29,7 +29,9 @@ const std::vector<std::string>& issue3_pipelines();
 /// and autoschedulers) under Stipple's hand schedules, in table order.
 const std::vector<std::string>& halide_app_pipelines();
 /// Where each is timed: 1920x1080 for all; blur3x3, the DRAM-bound case, also at
-/// 6400x4800 (its working set, 2 x 369 MB, is far beyond the 32 MiB L3).
+/// 6400x4800 (its working set, 2 x 369 MB, is far beyond the 32 MiB L3); the apps of
+/// halide_app_pipelines also at the size Halide's apps run them (1536x2560; camera_pipe
+/// 2592x1968).
 std::vector<ImageSize> bench_sizes(const std::string& pipeline);
 /// The thread counts every parallel variant runs with.
 const std::vector<int>& bench_threads();
