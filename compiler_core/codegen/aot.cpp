@@ -142,7 +142,7 @@ AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<Emi
     const TargetSpec target = named_target(options.target);
     llvm::LLVMContext ctx;
     std::unique_ptr<llvm::TargetMachine> tm = create_target_machine(target, TargetUse::AheadOfTime);
-    std::unique_ptr<llvm::Module> m = generate_module(f, options.symbol, ctx);
+    std::unique_ptr<llvm::Module> m = generate_module(f, options.symbol, ctx, codegen_target(*tm));
     if (!options.pipeline_file.empty()) m->setSourceFileName(options.pipeline_file);
     prepare_module(*m, *tm);
     optimize_module(*m, *tm);

@@ -54,7 +54,7 @@ bool mentions(const Expr& e, const std::set<std::string>& names, bool or_loads);
 
 class CodeGen {
  public:
-  CodeGen(const LoweredFunction& f, llvm::Module& module);
+  CodeGen(const LoweredFunction& f, llvm::Module& module, const CodeGenTarget& target);
   /// Emits the entry point under `symbol`.
   void generate(const std::string& symbol);
 
@@ -143,6 +143,10 @@ class CodeGen {
   /// last lane is touched), then a shuffle.
   llvm::Value* strided_row(llvm::Type* et, llvm::Value* p, int64_t stride, llvm::Align align);
   llvm::Value* lane_pointers(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
+  /// Lanes reading a func's small table of bytes as lookups in registers (byte permutes,
+  /// CodeGenTarget::byte_permutes); nullptr where that does not apply
+  /// (codegen_byte_table.cpp).
+  llvm::Value* byte_table_lookup(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   void emit_vector_if(const IfThenElse* op, llvm::Value* cond);
   /// Stipple's f32 exp of a scalar or of every lane, bit for bit stipple::exp_f32
   /// (compiler_core/runtime/exp_f32.h).
@@ -264,6 +268,7 @@ class CodeGen {
   llvm::Module& module_;
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
+  const CodeGenTarget target_;
   llvm::Function* fn_ = nullptr;        // the function being generated
   llvm::AllocaInst* status_ = nullptr;  // its i32 error code
   int closure_count_ = 0;

@@ -47,11 +47,20 @@ enum ErrorCode : int32_t {
 /// The generated function: returns an ErrorCode.
 using EntryPoint = int32_t (*)(const BufferDescriptor* buffers, const double* params);
 
+/// What code generation may use of the target beyond LLVM's generic IR (codegen_target in
+/// target_machine.h reads it off a TargetMachine). The default is portable IR.
+struct CodeGenTarget {
+  /// x86 AVX-512 VBMI's byte permutes (vpermi2b): vector reads of a small byte table
+  /// become table lookups in registers instead of gathers (codegen_byte_table.cpp).
+  bool byte_permutes = false;
+};
+
 /// Generates a module defining `symbol` with the EntryPoint signature (plus private
 /// closure functions for parallel loops). Throws InternalError on IR it cannot handle
 /// (an unbound variable, a Provide to an unknown buffer, a type mismatch).
 std::unique_ptr<llvm::Module> generate_module(const LoweredFunction& f, const std::string& symbol,
-                                              llvm::LLVMContext& context);
+                                              llvm::LLVMContext& context,
+                                              const CodeGenTarget& target = {});
 
 /// A descriptor of a Buffer (which must outlive every use of the descriptor).
 BufferDescriptor describe(Buffer& buffer);

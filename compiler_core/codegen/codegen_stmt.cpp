@@ -19,8 +19,8 @@ namespace {
 constexpr int64_t kMaxStackAllocation = 64 * 1024;
 }  // namespace
 
-CodeGen::CodeGen(const LoweredFunction& f, llvm::Module& module)
-    : f_(f), module_(module), ctx_(module.getContext()), b_(module.getContext()) {}
+CodeGen::CodeGen(const LoweredFunction& f, llvm::Module& module, const CodeGenTarget& target)
+    : f_(f), module_(module), ctx_(module.getContext()), b_(module.getContext()), target_(target) {}
 
 llvm::Type* CodeGen::value_type(Type t) {
   STIPPLE_INTERNAL_CHECK(t.lanes == 1, "codegen of vector type " + to_string(t));
@@ -570,9 +570,10 @@ void CodeGen::emit_allocate(const Allocate* op) {
 }
 
 std::unique_ptr<llvm::Module> generate_module(const LoweredFunction& f, const std::string& symbol,
-                                              llvm::LLVMContext& context) {
+                                              llvm::LLVMContext& context,
+                                              const CodeGenTarget& target) {
   auto module = std::make_unique<llvm::Module>(symbol, context);
-  CodeGen cg(f, *module);
+  CodeGen cg(f, *module, target);
   cg.generate(symbol);
   return module;
 }

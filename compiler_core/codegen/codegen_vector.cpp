@@ -453,6 +453,7 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
   if (const int64_t s = row_stride(coords); s > 1 && !mask_) {
     return strided_row(et, lane0_pointer(buf, coords), s, align);
   }
+  if (llvm::Value* looked_up = byte_table_lookup(buf, coords)) return looked_up;
   llvm::Value* all = llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), zero));
   if (buf.narrow_offsets && bytes_of(buf.type) < kGatherWordBytes) {
     // x86 gathers no bytes or halves: LLVM would load them lane by lane (a pointer

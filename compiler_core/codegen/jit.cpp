@@ -117,7 +117,7 @@ struct JitCompiler::Impl {
   /// The module for `f`, ready for the host: target attributes on every function.
   std::unique_ptr<llvm::Module> build(const LoweredFunction& f, const std::string& symbol,
                                       llvm::LLVMContext& ctx, llvm::TargetMachine& tm) {
-    std::unique_ptr<llvm::Module> m = generate_module(f, symbol, ctx);
+    std::unique_ptr<llvm::Module> m = generate_module(f, symbol, ctx, codegen_target(tm));
     prepare_module(*m, tm);
     return m;
   }

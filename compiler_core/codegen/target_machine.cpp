@@ -6,6 +6,7 @@
 #include <llvm/ADT/Triple.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Module.h>
+#include <llvm/MC/MCSubtargetInfo.h>
 #include <llvm/MC/SubtargetFeature.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Passes/PassBuilder.h>
@@ -118,6 +119,16 @@ std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetSpec& tar
   STIPPLE_INTERNAL_CHECK(tm != nullptr, "cannot create a target machine for " + target.triple +
                                             " (cpu " + target.cpu + ")");
   return tm;
+}
+
+CodeGenTarget codegen_target(const llvm::TargetMachine& tm) {
+  CodeGenTarget t;
+  const llvm::MCSubtargetInfo* sti = tm.getMCSubtargetInfo();
+  // The features of the TargetMachine's CPU and feature string together: "host" names
+  // every feature, x86-64-v4 none (its CPU implies AVX-512 but not VBMI).
+  t.byte_permutes = tm.getTargetTriple().getArch() == llvm::Triple::x86_64 &&
+                    sti->checkFeatures("+avx512vbmi,+avx512bw");
+  return t;
 }
 
 void prepare_module(llvm::Module& m, const llvm::TargetMachine& tm) {

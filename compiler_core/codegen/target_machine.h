@@ -5,7 +5,7 @@
 //
 //   TargetSpec t = host_target();                         // or named_target("x86-64-v3")
 //   auto tm = create_target_machine(t, TargetUse::AheadOfTime);
-//   auto m = generate_module(f, symbol, ctx);
+//   auto m = generate_module(f, symbol, ctx, codegen_target(*tm));
 //   prepare_module(*m, *tm);                              // data layout, triple, attributes
 //   optimize_module(*m, *tm);                             // SROA, GVN, LICM, ...
 //   std::string obj = emit_machine_code(*m, *tm, llvm::CGFT_ObjectFile);
@@ -19,6 +19,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "compiler_core/codegen/codegen_llvm.h"
 
 namespace llvm {
 class Module;
@@ -59,6 +61,9 @@ enum class TargetUse { Jit, AheadOfTime };
 /// A TargetMachine at CodeGenOpt::Default (Aggressive measured slower to compile for no
 /// gain). Throws InternalError when LLVM has no such target.
 std::unique_ptr<llvm::TargetMachine> create_target_machine(const TargetSpec& target, TargetUse use);
+
+/// What code generation may use of `tm`'s target beyond generic IR (CodeGenTarget).
+CodeGenTarget codegen_target(const llvm::TargetMachine& tm);
 
 /// Makes a generated module ready for `tm`: its data layout and triple, and on every
 /// defined function the target CPU and features (so the optimisation pipeline and the backend
