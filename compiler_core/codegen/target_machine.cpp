@@ -158,11 +158,12 @@ bool has_vector_values(const llvm::Function& fn) {
 // LLVM's SLP vectoriser, on the functions the schedule left scalar only. Where a schedule
 // vectorises, it says what runs in vectors (codegen_vector.cpp), as in Halide, and SLP
 // found nothing there worth its time: on the hand schedules of Halide's apps it was 10-22%
-// of compile time (local_laplacian 364 -> 280 ms) for no run time (harris ran 11% faster
-// without it; bench/README.md, issue #26). On scalar code it still pays: the default
+// of compile time (local_laplacian 358 -> 293 ms, interpolate 208 -> 167, Zen 5) for no
+// run time we could measure (issue #26). On scalar code it still pays: the default
 // schedule of the bilateral filter, whose 9x9 window LLVM unrolls, runs in 2.9 s with it
 // and 4.8 s without. Each parallel loop body is a function of its own (codegen_stmt.cpp),
-// so the choice is made per outlined loop nest, not per pipeline.
+// so the choice is made per parallel loop nest; the serial stages of a pipeline share
+// its entry function, and one vectorised serial stage leaves them all to the schedule.
 class ScalarFunctionSLPPass : public llvm::PassInfoMixin<ScalarFunctionSLPPass> {
  public:
   llvm::PreservedAnalyses run(llvm::Function& fn, llvm::FunctionAnalysisManager& am) {

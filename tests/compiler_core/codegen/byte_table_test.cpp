@@ -10,6 +10,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <iostream>
 #include <memory>
 #include <string>
 
@@ -63,9 +64,16 @@ TEST(ByteTable, PermutesWhereTheTargetHasVbmiAndGathersWhereNot) {
     EXPECT_EQ(ir.find(kPermute), std::string::npos) << name;
     EXPECT_NE(ir.find(kGather), std::string::npos) << name;
   }
-  // Larger tables, 2-byte elements and inputs keep the gather.
+  // 256 bytes at 16 lanes are 2 chunks, 4 lanes or more each: permuted. 1024 bytes at 16
+  // lanes would be 8 chunks of 2 lanes (more work than the gather): gathered.
+  const std::string narrow = "t.compute_root()\nout.vectorize(x, 16)";
+  EXPECT_NE(unoptimized_ir(table_pipeline("u8", 256, 3), narrow, icelake).find(kPermute),
+            std::string::npos);
+  EXPECT_EQ(unoptimized_ir(src, narrow, icelake).find(kPermute), std::string::npos);
+  // Larger tables, sizes that are not whole vectors, 2-byte elements and inputs keep the
+  // gather.
   for (const std::string& other :
-       {table_pipeline("u8", 1025, 0), table_pipeline("u16", 64, 0),
+       {table_pipeline("u8", 1088, 0), table_pipeline("u8", 1000, 0), table_pipeline("u16", 64, 0),
         std::string("pipeline g\ninput lut : u8[i]\ninput in : u16[x, y]\n"
                     "func out(x, y) = i32(lut(clamp(i32(in(x, y)), 0, 99)))\n"
                     "output out size(in.width, in.height)\n")}) {
@@ -77,25 +85,38 @@ TEST(ByteTable, PermutesWhereTheTargetHasVbmiAndGathersWhereNot) {
 }
 
 TEST(ByteTable, LookupsEqualTheEvaluator) {
+  const bool host_permutes =
+      codegen_target(*create_target_machine(host_target(), TargetUse::Jit)).byte_permutes;
+  if (!host_permutes) std::cout << "this host has no byte permutes: the values test gathers\n";
   // Inputs from 0 to 1300: below, inside and past every table, so that the clamps reach
-  // both ends.
+  // both ends. Serial and in a parallel loop (its closure captures the table).
+  int permuted = 0;
   for (const char* type : {"u8", "i8"}) {
-    for (int64_t entries : {1, 5, 64, 100, 128, 129, 200, 256, 1000, 1024}) {
+    for (int64_t entries : {1, 5, 64, 100, 128, 192, 256, 640, 1000, 1024}) {
       for (int64_t first : {0, 7}) {
         for (int width : {8, 16, 32, 64}) {
-          const std::string src = table_pipeline(type, entries, first);
-          const std::string sched =
-              "t.compute_root()\nout.vectorize(x, " + std::to_string(width) + ")";
-          const int64_t w = 2 * width + 3;  // full vectors and a tail
-          Buffer in(ScalarType::UInt16, {w, 3});
-          for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, (i * 389) % 1301);
-          jit_test::Result r = jit_test::run_both(src, sched, {{"in", in}}, {w, 3});
-          jit_test::expect_same(r, std::string(type) + " table of " + std::to_string(entries) +
-                                       " from " + std::to_string(first) + ", " +
-                                       std::to_string(width) + " lanes");
+          for (const char* where : {"", ".parallel(y)"}) {
+            const std::string src = table_pipeline(type, entries, first);
+            const std::string sched =
+                "t.compute_root()\nout.vectorize(x, " + std::to_string(width) + ")" + where;
+            const int64_t w = 2 * width + 3;  // full vectors and a tail
+            Buffer in(ScalarType::UInt16, {w, 3});
+            for (int64_t i = 0; i < in.element_count(); ++i) in.set_flat(i, (i * 389) % 1301);
+            jit_test::Result r = jit_test::run_both(src, sched, {{"in", in}}, {w, 3});
+            const std::string what = std::string(type) + " table of " + std::to_string(entries) +
+                                     " from " + std::to_string(first) + ", " + sched;
+            jit_test::expect_same(r, what);
+            const bool eligible = entries % 64 == 0 && (entries + 127) / 128 * 4 <= width;
+            const bool uses_permutes = r.ir.find(kPermute) != std::string::npos;
+            EXPECT_EQ(uses_permutes, host_permutes && eligible) << what;
+            permuted += uses_permutes;
+          }
         }
       }
     }
+  }
+  if (host_permutes) {
+    EXPECT_GT(permuted, 0);
   }
 }
 
