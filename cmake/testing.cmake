@@ -1,10 +1,18 @@
-# stipple_add_test(NAME SOURCES a.cpp b.cpp LIBS lib1 lib2 [LABELS l1 l2])
+# stipple_add_test(NAME SOURCES a.cpp b.cpp LIBS lib1 lib2 [LABELS l1 l2] [RUN_SERIAL])
 # One GoogleTest executable; each TEST becomes a ctest case with the given labels.
+# RUN_SERIAL: ctest runs each of its cases alone (tests whose assertions compare run times,
+# which another test on the other core can swing by 2x).
 # STIPPLE_SOURCE_DIR points at the repository so tests find datasets/ and fixtures.
 function(stipple_add_test name)
-  cmake_parse_arguments(T "" "" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "RUN_SERIAL" "" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main stipple_warnings)
   target_compile_definitions(${name} PRIVATE STIPPLE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  gtest_discover_tests(${name} PROPERTIES LABELS "${T_LABELS}" DISCOVERY_TIMEOUT 60)
+  # RUN_SERIAL first: an empty LABELS value would otherwise swallow the next key.
+  set(serial FALSE)
+  if(T_RUN_SERIAL)
+    set(serial TRUE)
+  endif()
+  gtest_discover_tests(${name} PROPERTIES RUN_SERIAL ${serial} LABELS "${T_LABELS}"
+                       DISCOVERY_TIMEOUT 60)
 endfunction()
