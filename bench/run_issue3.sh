@@ -4,7 +4,9 @@
 # bound, then OpenCV and Halide when they were built, see deploy/install-bench-deps.sh)
 # and prints one Markdown table with the ratios the issue asks for.
 #
-#   bench/run_issue3.sh [BUILD_DIR]        # default build-bench; about 5 minutes a round
+#   bench/run_issue3.sh [BUILD_DIR]        # default build-bench; about 40 minutes a round
+#                                          # (Zen 5 VM; most of it Halide's autoschedulers
+#                                          # and the apps at two sizes)
 #
 # The machine this runs on is a shared VM whose speed changes by 20-50% from minute to
 # minute, so the binaries run in STIPPLE_BENCH_ROUNDS rounds (default 3), one after
