@@ -8,11 +8,8 @@ function(stipple_add_test name)
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main stipple_warnings)
   target_compile_definitions(${name} PRIVATE STIPPLE_SOURCE_DIR="${PROJECT_SOURCE_DIR}")
-  # RUN_SERIAL first: an empty LABELS value would otherwise swallow the next key.
-  set(serial FALSE)
-  if(T_RUN_SERIAL)
-    set(serial TRUE)
-  endif()
-  gtest_discover_tests(${name} PROPERTIES RUN_SERIAL ${serial} LABELS "${T_LABELS}"
+  # T_RUN_SERIAL is TRUE or FALSE; it goes first, as an empty LABELS value would swallow
+  # the key after it.
+  gtest_discover_tests(${name} PROPERTIES RUN_SERIAL ${T_RUN_SERIAL} LABELS "${T_LABELS}"
                        DISCOVERY_TIMEOUT 60)
 endfunction()

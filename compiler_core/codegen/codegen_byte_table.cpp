@@ -14,13 +14,14 @@
 // masked-off lanes look up whatever index they hold and read zero afterwards, as the
 // masked gather would give.
 //
-// It applies to func buffers (allocations) of one dimension and 1-byte elements whose
-// size is a compile-time constant multiple of 64 up to kMaxPermutedTableBytes (the sizes
-// of tables indexed by bits: 64, 256, 1024), so that the table is whole vectors, loaded
-// plainly and hoisted (LLVM 14 hoists no masked load); and only where a vector of lanes
-// has at least 4 lanes per chunk, so that the permutes, compares and selects stay fewer
-// than the gather's cost per lane: measured on Zen 5 at 32 lanes and 8 chunks. Inputs,
-// whose extents are known only when called, keep the gather.
+// It applies to buffers of one dimension and 1-byte elements whose size is a
+// compile-time constant (func allocations), a multiple of 64 up to kMaxPermutedTableBytes
+// (the sizes of tables indexed by bits: 64, 256, 1024), so that the table is whole
+// vectors, loaded plainly and hoisted (LLVM 14 hoists no masked load); and only where a
+// vector has at least 4 lanes per chunk, so that the permutes, compares and selects stay
+// fewer than the gather's cost per lane: measured on Zen 5 at 32 lanes and 8 chunks.
+// Inputs, whose extents are known only when called, keep the gather: the size test is all
+// it takes.
 #include <llvm/IR/IntrinsicsX86.h>
 
 #include "compiler_core/codegen/codegen_internal.h"
@@ -43,7 +44,7 @@ constexpr int64_t kMinLanesPerChunk = 4;
 
 llvm::Value* CodeGen::byte_table_lookup(const BufferInfo& buf,
                                         const std::vector<llvm::Value*>& coords) {
-  if (!target_.byte_permutes || buf.is_input || buf.dims != 1 || bytes_of(buf.type) != 1 ||
+  if (!target_.byte_permutes || buf.dims != 1 || bytes_of(buf.type) != 1 ||
       lanes_ > kPermuteLanes || coords.size() != 1 || !coords[0]->getType()->isVectorTy()) {
     return nullptr;
   }

@@ -404,6 +404,7 @@ class DirectiveApplier {
   // block dimensions, the first named x. Their shape as a whole is checked once the
   // stage's directives are all applied (check_gpu_loops).
   void gpu_loops(ForType type) {
+    refuse_after_single_thread();
     for (size_t i = 0; i < d_.args.size(); ++i) {
       const int idx = loop_arg(i);
       for (size_t j = 0; j < i; ++j) {
@@ -429,6 +430,7 @@ class DirectiveApplier {
   // gpu_tile(x, y, xo, yo, xi, yi, fx, fy[, tail]) = tile(...), gpu_blocks(xo, yo),
   // gpu_threads(xi, yi), as Halide's gpu_tile.
   void gpu_tile() {
+    refuse_after_single_thread();
     // Both tiled loops become GPU loops: neither may carry a dependence (unless atomic).
     require_independent(loop_arg(0), 0, "map to GPU blocks and threads", /*gpu=*/true);
     require_independent(loop_arg(1), 1, "map to GPU blocks and threads", /*gpu=*/true);
@@ -437,6 +439,16 @@ class DirectiveApplier {
     const int xo = nest_.find(d_.var(2)), yo = nest_.find(d_.var(3));
     nest_.loops[xo].for_type = nest_.loops[yo].for_type = ForType::GpuBlock;
     nest_.loops[xi].for_type = nest_.loops[yi].for_type = ForType::GpuThread;
+  }
+
+  // A stage run by gpu_single_thread() has its one GPU loop; mapping another would put block
+  // loops on both sides of its serial loops, which the kernel check reports only as a span.
+  void refuse_after_single_thread() {
+    if (nest_.find(kGpuSingleThreadLoop) >= 0) {
+      error(d_.loc, stage() +
+                        " runs in one GPU thread (gpu_single_thread()); its loops stay "
+                        "serial, so none can map to GPU blocks or threads");
+    }
   }
 
   // gpu_single_thread(): a one-iteration GPU block loop outside every loop of the stage, so

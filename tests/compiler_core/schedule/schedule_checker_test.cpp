@@ -399,6 +399,11 @@ output out
                "'a' already has GPU loops ('xi'); gpu_single_thread() runs it in one thread");
   expect_error("n.compute_root().gpu_single_thread().gpu_single_thread()\n" + tile, 1, 38,
                "'n' already has GPU loops ('gpu.single')");
+  // ... nor GPU loops after it (its loops stay serial).
+  expect_error("a.compute_root().gpu_single_thread().split(x, xo, xi, 4).gpu_blocks(xo)\n" + tile,
+               1, 58, "'a' runs in one GPU thread (gpu_single_thread()); its loops stay serial");
+  expect_error("a.compute_root().gpu_single_thread().gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n" + tile,
+               1, 38, "'a' runs in one GPU thread (gpu_single_thread())");
   // The output is not in the schedule: the message names the schedule instead of a line.
   try {
     check_schedule(Schedule{}, g, nullptr, ScheduleTarget::Gpu);
