@@ -27,23 +27,37 @@ namespace stipple::bench {
 namespace {
 
 /// Registers compile/NAME/VARIANT: each iteration lowers and JIT-compiles from the
-/// parsed pipeline; counters: stages (funcs) and the JIT's own share (jit_ms, median).
+/// parsed pipeline; counters: stages (funcs), the JIT's own share (jit_ms) and its steps
+/// (gen_ms: Stipple IR to LLVM IR, opt_ms: the pass pipeline, cg_ms: instruction selection
+/// to object code, link_ms), each a median over the iterations.
 void register_compile(const std::string& name, bool hand) {
   int stages = static_cast<int>(load_pipeline_file(pipeline_path(name)).funcs.size());
   std::string bench = "compile/" + name + "/" + (hand ? "hand" : "default");
   benchmark::RegisterBenchmark(bench.c_str(),
                                [name, hand, stages](benchmark::State& state) {
-                                 std::vector<double> total, jit;
+                                 std::vector<double> total, jit, gen, opt, cg, link;
                                  for (auto _ : state) {
                                    StippleProgram program(name, hand);
                                    total.push_back(program.compile_ms());
-                                   jit.push_back(program.jit_stats().total_ms);
+                                   const codegen::CompileStats& s = program.jit_stats();
+                                   jit.push_back(s.total_ms);
+                                   gen.push_back(s.generate_ms);
+                                   opt.push_back(s.optimize_ms);
+                                   cg.push_back(s.codegen_ms);
+                                   link.push_back(s.link_ms);
                                  }
+                                 auto median = [](std::vector<double>& v) {
+                                   std::sort(v.begin(), v.end());
+                                   return v[v.size() / 2];
+                                 };
                                  std::sort(total.begin(), total.end());
-                                 std::sort(jit.begin(), jit.end());
                                  state.counters["median_ms"] = total[total.size() / 2];
                                  state.counters["min_ms"] = total.front();
-                                 state.counters["jit_ms"] = jit[jit.size() / 2];
+                                 state.counters["jit_ms"] = median(jit);
+                                 state.counters["gen_ms"] = median(gen);
+                                 state.counters["opt_ms"] = median(opt);
+                                 state.counters["cg_ms"] = median(cg);
+                                 state.counters["link_ms"] = median(link);
                                  state.counters["stages"] = stages;
                                })
       ->Unit(benchmark::kMillisecond)
