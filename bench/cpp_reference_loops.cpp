@@ -110,7 +110,7 @@ void bilateral(const float* in, float* out, int64_t w, int64_t h) {
           std::exp(-static_cast<float>(i * i + j * j) / (2 * sigma_s * sigma_s));
     }
   }
-  const float range_den = 2 * sigma_r * sigma_r;
+  const float range_scale = -1 / (2 * sigma_r * sigma_r);  // as the .stp's range_scale()
   for (int64_t c = 0; c < 3; ++c) {
     const float* src = in + c * w * h;
     float* dst = out + c * w * h;
@@ -123,7 +123,7 @@ void bilateral(const float* in, float* out, int64_t w, int64_t h) {
           for (int i = -r; i <= r; ++i) {
             const float v = row[clamp_index(x - i, w)];
             const float d = centre - v;
-            const float weight = spatial[j + r][i + r] * std::exp(-d * d / range_den);
+            const float weight = spatial[j + r][i + r] * std::exp(d * d * range_scale);
             num += weight * v;
             den += weight;
           }
