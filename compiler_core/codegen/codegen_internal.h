@@ -201,6 +201,10 @@ class CodeGen {
   /// Lane 0 of an i32 coordinate (the value itself for a scalar): the vector spine that
   /// emit_func_index made is recomputed on lane 0's scalars, as nsw.
   llvm::Value* lane0(llvm::Value* c);
+  /// A scalar i32 coordinate sign-extended to i64, the extension distributed over the
+  /// nsw adds, subtractions and multiplications at its top (so that sibling coordinates
+  /// share their extended terms).
+  llvm::Value* sext_index(llvm::Value* c);
   /// The element lane 0 of an access at `coords` addresses (dense, strided and window
   /// accesses start there).
   llvm::Value* lane0_pointer(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
