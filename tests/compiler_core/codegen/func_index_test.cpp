@@ -17,6 +17,7 @@
 #include <llvm/IR/LLVMContext.h>
 #include <llvm/IR/Module.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -130,15 +131,30 @@ TEST(FuncIndex, ACoordinateThatWrapsInsideAClampStillReadsTheClampedElement) {
   }
 }
 
-/// The sign extensions of i32 values in the innermost loops that read `f`, and those reads.
+/// In an innermost loop that reads `f`: those reads, and the distinct sign extensions of
+/// i32 values inside the loop that their addresses are computed from.
 struct StencilLoop {
   int reads = 0, extensions = 0;
 };
+
+/// Adds to `found` the i32 sign extensions in `loop` that `v` is computed from (through
+/// arithmetic, casts and address computations; not through phis).
+void address_extensions(llvm::Value* v, const llvm::Loop& loop, std::set<llvm::Instruction*>& found,
+                        std::set<llvm::Value*>& seen) {
+  auto* inst = llvm::dyn_cast<llvm::Instruction>(v);
+  if (!inst || !loop.contains(inst) || !seen.insert(v).second) return;
+  if (auto* ext = llvm::dyn_cast<llvm::SExtInst>(inst)) {
+    if (ext->getSrcTy()->isIntegerTy(32)) found.insert(ext);
+  }
+  if (llvm::isa<llvm::PHINode>(inst) || llvm::isa<llvm::LoadInst>(inst)) return;
+  for (llvm::Value* operand : inst->operands()) address_extensions(operand, loop, found, seen);
+}
+
 std::vector<StencilLoop> stencil_loops(const std::string& ir) {
   llvm::LLVMContext ctx;
   std::unique_ptr<llvm::Module> m = jit_test::parse_ir(ir, ctx);
-  std::vector<StencilLoop> found;
-  if (!m) return found;
+  std::vector<StencilLoop> result;
+  if (!m) return result;
   for (llvm::Function& fn : *m) {
     if (fn.isDeclaration()) continue;
     llvm::DominatorTree dom(fn);
@@ -147,20 +163,22 @@ std::vector<StencilLoop> stencil_loops(const std::string& ir) {
       for (llvm::Loop* loop : top->getLoopsInPreorder()) {
         if (!loop->isInnermost()) continue;
         StencilLoop l;
+        std::set<llvm::Instruction*> extensions;
+        std::set<llvm::Value*> seen;
         for (llvm::BasicBlock* bb : loop->blocks()) {
           for (llvm::Instruction& inst : *bb) {
-            if (auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst)) {
-              l.reads += jit_test::tagged_buffer(*load) == "f";
-            } else if (auto* ext = llvm::dyn_cast<llvm::SExtInst>(&inst)) {
-              l.extensions += ext->getSrcTy()->isIntegerTy(32);
-            }
+            auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+            if (!load || jit_test::tagged_buffer(*load) != "f") continue;
+            ++l.reads;
+            address_extensions(load->getPointerOperand(), *loop, extensions, seen);
           }
         }
-        if (l.reads > 0) found.push_back(l);
+        l.extensions = static_cast<int>(extensions.size());
+        if (l.reads > 0) result.push_back(l);
       }
     }
   }
-  return found;
+  return result;
 }
 
 TEST(FuncIndex, TheTapsOfAStencilShareOneExtendedCoordinate) {
