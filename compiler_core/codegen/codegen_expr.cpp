@@ -539,7 +539,7 @@ llvm::Value* CodeGen::emit_call(const Call* op) {
   if (vector_mode()) {
     v = load_lanes(buf, coords);
   } else {
-    for (llvm::Value*& c : coords) c = sext_index(c);
+    for (llvm::Value*& c : coords) c = lane0_index(c);
     v = b_.CreateLoad(memory_type(op->type), element_pointer(buf, coords));
   }
   return from_memory(op->type, v);

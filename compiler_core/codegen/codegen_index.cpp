@@ -22,8 +22,8 @@
 //
 // The reduction variable j needs the flag on its increment too (emit_inclusive_loop), for
 // j itself to be an affine recurrence. In vector code the flags go on lane 0 only
-// (lane0()): a dense access addresses lane 0's element, and a gather keeps its wrapping
-// per-lane arithmetic.
+// (lane0_index()): a dense access addresses lane 0's element, and a gather keeps its
+// wrapping per-lane arithmetic.
 #include <llvm/Analysis/VectorUtils.h>
 
 #include "compiler_core/codegen/codegen_internal.h"
@@ -49,7 +49,7 @@ llvm::Value* CodeGen::emit_func_index(const Expr& e) {
   if (r->getType()->isVectorTy()) {
     // Vector coordinates keep their wrapping ops: flagged, LLVM widened a gather's
     // per-lane `sext(x / s + 1)` to i64 adds on two halves (bilateral_grid's slice, 10%
-    // slower). Only lane 0 gets the flag, recomputed by lane0() for a dense access.
+    // slower). Only lane 0 gets the flag, recomputed by lane0_index() for a dense access.
     index_spine_.insert(r);
   } else {
     bin->setHasNoSignedWrap(true);
@@ -57,43 +57,37 @@ llvm::Value* CodeGen::emit_func_index(const Expr& e) {
   return r;
 }
 
-llvm::Value* CodeGen::lane0(llvm::Value* c) {
-  if (!c->getType()->isVectorTy()) return c;
-  if (llvm::Value* s = llvm::getSplatValue(c)) return s;
-  // The spine emit_func_index made, on lane 0's scalars: lane 0 of a dense access is the
-  // element read, so its coordinate never wraps either (the lanes after it may run past
-  // the region in a tail vector, under the mask). LLVM would scalarise
-  // `extractelement (add (x, splat(j))), 0` itself, but without a flag to keep.
-  auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(c);
-  if (bin && index_spine_.count(bin)) {
-    llvm::Value* r =
-        b_.CreateBinOp(bin->getOpcode(), lane0(bin->getOperand(0)), lane0(bin->getOperand(1)));
-    if (auto* rb = llvm::dyn_cast<llvm::BinaryOperator>(r)) rb->setHasNoSignedWrap(true);
-    return r;
+llvm::Value* CodeGen::lane0_index(llvm::Value* c) {
+  if (c->getType()->isVectorTy()) {
+    if (llvm::Value* s = llvm::getSplatValue(c)) return lane0_index(s);
   }
-  return b_.CreateExtractElement(c, uint64_t{0});
-}
-
-llvm::Value* CodeGen::sext_index(llvm::Value* c) {
-  // sext(a +nsw b) == sext(a) + sext(b), likewise for - and *: the flag says the i32 op did
-  // not wrap (and where that promise is broken the i32 result was poison already). Widened
-  // term by term, the taps of a stencil, `x - 2`, `x - 1`, ..., `x + 2`, share one
-  // sign-extended x and differ by constants LLVM folds into the loads' displacements;
-  // extended after the add, each tap kept its own i32 add, extension and subtraction (a
-  // 5x5 median spent 60 of its 342 instructions per vector on addresses, 42 after this;
-  // unsharp and nl_means ran 4-5% faster, the median's own time did not move). The spine
-  // is a tree (emit_func_index makes an instruction per Expr node), so this is linear.
+  // The spine emit_func_index made, rebuilt on lane 0 in i64. A scalar spine op carries
+  // nsw; a vector one (index_spine_) gets it on lane 0, which is the element a dense
+  // access reads, so its coordinate never wraps either (the lanes after it may run past
+  // the region in a tail vector, under the mask). sext(a +nsw b) == sext(a) + sext(b),
+  // likewise for - and * (where the promise is broken the i32 value was poison already),
+  // so the extension goes to the spine's leaves: the taps of a stencil, `x - 2` .. `x + 2`,
+  // share one extended x and differ by constants LLVM folds into the loads'
+  // displacements. Extended after the add, each tap kept its own i32 add, extension and
+  // subtraction (a 5x5 median spent 60 of its 342 instructions per vector on addresses, 42
+  // after this; unsharp and nl_means ran 4-5% faster, the median's own time did not move).
+  // The spine is a tree (emit_func_index makes an instruction per Expr node), so this is
+  // linear.
   auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(c);
-  if (bin && bin->getType()->isIntegerTy(32) && bin->hasNoSignedWrap()) {
+  const bool spine = bin && (c->getType()->isVectorTy()
+                                 ? index_spine_.count(bin) > 0
+                                 : bin->getType()->isIntegerTy(32) && bin->hasNoSignedWrap());
+  if (spine) {
     const auto op = bin->getOpcode();
     if (op == llvm::Instruction::Add || op == llvm::Instruction::Sub ||
         op == llvm::Instruction::Mul) {
       llvm::Value* r =
-          b_.CreateBinOp(op, sext_index(bin->getOperand(0)), sext_index(bin->getOperand(1)));
+          b_.CreateBinOp(op, lane0_index(bin->getOperand(0)), lane0_index(bin->getOperand(1)));
       if (auto* rb = llvm::dyn_cast<llvm::BinaryOperator>(r)) rb->setHasNoSignedWrap(true);
       return r;
     }
   }
+  if (c->getType()->isVectorTy()) c = b_.CreateExtractElement(c, uint64_t{0});
   return b_.CreateSExt(c, b_.getInt64Ty());
 }
 

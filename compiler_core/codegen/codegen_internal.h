@@ -196,15 +196,12 @@ class CodeGen {
   llvm::Value* emit_call(const Call* op);
   /// A coordinate of a func buffer access (Provide or func Call): emit(e) with the scalar
   /// i32 adds, subtractions and multiplications of its linear spine marked nsw, the vector
-  /// ones noted for lane0() (codegen_index.cpp says why that is sound).
+  /// ones noted for lane0_index() (codegen_index.cpp says why that is sound).
   llvm::Value* emit_func_index(const Expr& e);
-  /// Lane 0 of an i32 coordinate (the value itself for a scalar): the vector spine that
-  /// emit_func_index made is recomputed on lane 0's scalars, as nsw.
-  llvm::Value* lane0(llvm::Value* c);
-  /// A scalar i32 coordinate sign-extended to i64, the extension distributed over the
-  /// nsw adds, subtractions and multiplications at its top (so that sibling coordinates
-  /// share their extended terms).
-  llvm::Value* sext_index(llvm::Value* c);
+  /// Lane 0 of an i32 coordinate (the value itself for a scalar) as an i64 index: the
+  /// spine emit_func_index made, rebuilt in i64 with nsw and the sign extension at its
+  /// leaves (so that sibling coordinates share their extended terms).
+  llvm::Value* lane0_index(llvm::Value* c);
   /// The element lane 0 of an access at `coords` addresses (dense, strided and window
   /// accesses start there).
   llvm::Value* lane0_pointer(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
@@ -284,7 +281,7 @@ class CodeGen {
   int64_t unversioned_under_mask_ = 0;  // reductions left unversioned under a mask, so far
   int reduction_depth_ = 0;             // reductions whose body is being emitted
   std::unordered_map<llvm::Value*, int64_t> lane_strides_;  // see lane_stride()
-  /// The vector Add/Sub/Mul of func coordinates' spines (emit_func_index), for lane0().
+  /// The vector Add/Sub/Mul of func coordinates' spines (emit_func_index), for lane0_index().
   std::unordered_set<llvm::Value*> index_spine_;
   /// Vectors that are n / s plus a uniform offset, n advancing by one per lane and s a
   /// constant from 2 to kMaxLaneDivisor (a read of grid samples at x / s, an upsampling):

@@ -487,7 +487,7 @@ void CodeGen::emit_provide(const Provide* op) {
     store_lanes(buf, coords, v);
     return;
   }
-  for (llvm::Value*& c : coords) c = sext_index(c);
+  for (llvm::Value*& c : coords) c = lane0_index(c);
   llvm::Value* p = element_pointer(buf, coords);
   b_.CreateStore(v, p);
 }

@@ -234,7 +234,7 @@ llvm::Value* CodeGen::lane_pointers(const BufferInfo& buf,
     llvm::Value* c = coords[d];
     llvm::Value* m = buf.is_input ? i64(0) : buf.min[d];
     if (!c->getType()->isVectorTy()) {
-      if (!c->getType()->isIntegerTy(64)) c = sext_index(c);
+      if (!c->getType()->isIntegerTy(64)) c = lane0_index(c);
       uniform = b_.CreateAdd(uniform, b_.CreateMul(b_.CreateSub(c, m), buf.stride[d]));
       continue;
     }
@@ -343,7 +343,7 @@ llvm::Value* CodeGen::phase_terms(llvm::Value* v, int64_t s) {
 llvm::Value* CodeGen::lane0_pointer(const BufferInfo& buf,
                                     const std::vector<llvm::Value*>& coords) {
   std::vector<llvm::Value*> first;
-  for (llvm::Value* c : coords) first.push_back(sext_index(lane0(c)));
+  for (llvm::Value* c : coords) first.push_back(lane0_index(c));
   return element_pointer(buf, first);
 }
 
@@ -429,7 +429,7 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
   if (mask_) ++masked_loads_;
   if (uniform) {
     std::vector<llvm::Value*> c64;
-    for (llvm::Value* c : coords) c64.push_back(sext_index(c));
+    for (llvm::Value* c : coords) c64.push_back(lane0_index(c));
     llvm::Value* p = element_pointer(buf, c64);
     if (!mask_) return b_.CreateLoad(et, p);
     // Every active lane reads this one element: a scalar load, and the value stays
@@ -478,7 +478,7 @@ void CodeGen::store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>
   for (llvm::Value* c : coords) uniform = uniform && !c->getType()->isVectorTy();
   if (uniform && !mask_) {
     std::vector<llvm::Value*> c64;
-    for (llvm::Value* c : coords) c64.push_back(sext_index(c));
+    for (llvm::Value* c : coords) c64.push_back(lane0_index(c));
     b_.CreateStore(value, element_pointer(buf, c64));
     return;
   }

@@ -60,27 +60,24 @@ LoopCounts count_in_loops(const std::string& ir) {
     }
     llvm::DominatorTree dom(fn);
     llvm::LoopInfo loops(dom);
-    for (llvm::Loop* top : loops) {
-      for (llvm::Loop* loop : top->getLoopsInPreorder()) {
-        if (!loop->isInnermost()) continue;
-        bool stores = false;
-        int loads = 0;
-        std::string names;
-        for (llvm::BasicBlock* bb : loop->blocks()) {
-          for (llvm::Instruction& inst : *bb) {
-            stores = stores || is_store(inst);
-            if (is_load(inst)) {
-              ++loads;
-              names += " '" + tagged_buffer(inst) + "'";
-            }
+    for (llvm::Loop* loop : jit_test::innermost_loops(loops)) {
+      bool stores = false;
+      int loads = 0;
+      std::string names;
+      for (llvm::BasicBlock* bb : loop->blocks()) {
+        for (llvm::Instruction& inst : *bb) {
+          stores = stores || is_store(inst);
+          if (is_load(inst)) {
+            ++loads;
+            names += " '" + tagged_buffer(inst) + "'";
           }
         }
-        if (!stores) continue;
-        ++counts.storing_loops;
-        if (loads > counts.most_loads_in_one) {
-          counts.most_loads_in_one = loads;
-          counts.buffers_loaded = names;
-        }
+      }
+      if (!stores) continue;
+      ++counts.storing_loops;
+      if (loads > counts.most_loads_in_one) {
+        counts.most_loads_in_one = loads;
+        counts.buffers_loaded = names;
       }
     }
   }

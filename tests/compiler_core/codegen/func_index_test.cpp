@@ -56,18 +56,15 @@ Reads func_reads(const std::string& ir) {
     llvm::DominatorTree dom(fn);
     llvm::LoopInfo loops(dom);
     llvm::ScalarEvolution se(fn, tli, ac, dom, loops);
-    for (llvm::Loop* top : loops) {
-      for (llvm::Loop* loop : top->getLoopsInPreorder()) {
-        if (!loop->isInnermost()) continue;
-        for (llvm::BasicBlock* bb : loop->blocks()) {
-          for (llvm::Instruction& inst : *bb) {
-            auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
-            if (!load || !loads_func(*load)) continue;
-            ++reads.in_loops;
-            const auto* rec =
-                llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(load->getPointerOperand()));
-            reads.affine += rec && rec->getLoop() == loop && rec->isAffine();
-          }
+    for (llvm::Loop* loop : jit_test::innermost_loops(loops)) {
+      for (llvm::BasicBlock* bb : loop->blocks()) {
+        for (llvm::Instruction& inst : *bb) {
+          auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+          if (!load || !loads_func(*load)) continue;
+          ++reads.in_loops;
+          const auto* rec =
+              llvm::dyn_cast<llvm::SCEVAddRecExpr>(se.getSCEV(load->getPointerOperand()));
+          reads.affine += rec && rec->getLoop() == loop && rec->isAffine();
         }
       }
     }
@@ -159,23 +156,20 @@ std::vector<StencilLoop> stencil_loops(const std::string& ir) {
     if (fn.isDeclaration()) continue;
     llvm::DominatorTree dom(fn);
     llvm::LoopInfo loops(dom);
-    for (llvm::Loop* top : loops) {
-      for (llvm::Loop* loop : top->getLoopsInPreorder()) {
-        if (!loop->isInnermost()) continue;
-        StencilLoop l;
-        std::set<llvm::Instruction*> extensions;
-        std::set<llvm::Value*> seen;
-        for (llvm::BasicBlock* bb : loop->blocks()) {
-          for (llvm::Instruction& inst : *bb) {
-            auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
-            if (!load || jit_test::tagged_buffer(*load) != "f") continue;
-            ++l.reads;
-            address_extensions(load->getPointerOperand(), *loop, extensions, seen);
-          }
+    for (llvm::Loop* loop : jit_test::innermost_loops(loops)) {
+      StencilLoop l;
+      std::set<llvm::Instruction*> extensions;
+      std::set<llvm::Value*> seen;
+      for (llvm::BasicBlock* bb : loop->blocks()) {
+        for (llvm::Instruction& inst : *bb) {
+          auto* load = llvm::dyn_cast<llvm::LoadInst>(&inst);
+          if (!load || jit_test::tagged_buffer(*load) != "f") continue;
+          ++l.reads;
+          address_extensions(load->getPointerOperand(), *loop, extensions, seen);
         }
-        l.extensions = static_cast<int>(extensions.size());
-        if (l.reads > 0) result.push_back(l);
       }
+      l.extensions = static_cast<int>(extensions.size());
+      if (l.reads > 0) result.push_back(l);
     }
   }
   return result;
@@ -183,7 +177,7 @@ std::vector<StencilLoop> stencil_loops(const std::string& ir) {
 
 TEST(FuncIndex, TheTapsOfAStencilShareOneExtendedCoordinate) {
   // Five taps x - 2 .. x + 2 of a func: their i32 coordinates are nsw adds of x, so the
-  // extension to i64 distributes over them (sext_index) and the five addresses are one
+  // extension to i64 distributes over them (lane0_index) and the five addresses are one
   // extended x plus constants. Extended after the add, LLVM keeps one add, extension and
   // subtraction per tap in the loop (a 5x5 median spent 60 instructions per vector on its
   // addresses).

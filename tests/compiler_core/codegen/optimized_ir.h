@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <llvm/Analysis/LoopInfo.h>
 #include <llvm/AsmParser/Parser.h>
 #include <llvm/IR/Instruction.h>
 #include <llvm/IR/LLVMContext.h>
@@ -12,6 +13,7 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace stipple::jit_test {
 
@@ -33,6 +35,17 @@ inline std::string tagged_buffer(const llvm::Instruction& inst) {
   const auto* name = llvm::dyn_cast<llvm::MDString>(type->getOperand(0));
   if (!name || !name->getString().startswith("buffer ")) return "";
   return name->getString().drop_front(7).str();
+}
+
+/// The innermost loops of a function's loop info, nest by nest.
+inline std::vector<llvm::Loop*> innermost_loops(const llvm::LoopInfo& loops) {
+  std::vector<llvm::Loop*> found;
+  for (llvm::Loop* top : loops) {
+    for (llvm::Loop* loop : top->getLoopsInPreorder()) {
+      if (loop->isInnermost()) found.push_back(loop);
+    }
+  }
+  return found;
 }
 
 }  // namespace stipple::jit_test
