@@ -290,6 +290,33 @@ void check_close(const std::string& what, double diff, double tolerance, int64_t
   }
 }
 
+void check_close_but_strays(const std::string& what, const Buffer& reference,
+                            const ImageView& actual, double tolerance, double stray_fraction) {
+  ImageView ref = view_of(reference);
+  const int64_t w = reference.extent(0), h = reference.extent(1), n = reference.element_count();
+  int64_t strays = 0;
+  double worst = 0;
+  for (int64_t c = 0; c < reference.extent_or_one(2); ++c) {
+    for (int64_t y = 0; y < h; ++y) {
+      for (int64_t x = 0; x < w; ++x) {
+        double d = std::fabs(double(ref.at(x, y, c)) - double(actual.at(x, y, c)));
+        if (!(d <= tolerance)) ++strays;
+        if (!(d <= worst)) worst = d;  // keeps NaN
+      }
+    }
+  }
+  const auto allowed = static_cast<int64_t>(stray_fraction * static_cast<double>(n));
+  std::fprintf(stderr,
+               "check: %s: max |diff| %.3g against Stipple, %lld of %lld elements over %.3g "
+               "(at most %lld allowed)\n",
+               what.c_str(), worst, static_cast<long long>(strays), static_cast<long long>(n),
+               tolerance, static_cast<long long>(allowed));
+  if (std::isnan(worst) || strays > allowed) {
+    std::fprintf(stderr, "check FAILED: %s does not compute what Stipple computes\n", what.c_str());
+    std::exit(1);
+  }
+}
+
 std::string bench_name(const std::string& pipeline, ImageSize size, int threads,
                        const std::string& variant) {
   return pipeline + "/" + size.label() + "/t" + std::to_string(threads) + "/" + variant;

@@ -95,6 +95,12 @@ double max_abs_diff(const Buffer& reference, const ImageView& actual, int64_t ma
 /// the process when D > T or D is NaN, so that no benchmark compares unequal work.
 void check_close(const std::string& what, double diff, double tolerance, int64_t margin = 0);
 
+/// check_close for computations that quantize floats to indices, where one ulp moves a
+/// lookup to the neighbouring entry: passes when at most `stray_fraction` of the elements
+/// differ by more than `tolerance` (none by NaN), and prints how many did.
+void check_close_but_strays(const std::string& what, const Buffer& reference,
+                            const ImageView& actual, double tolerance, double stray_fraction);
+
 /// "PIPELINE/WxH/tTHREADS/VARIANT": the name the table script parses.
 std::string bench_name(const std::string& pipeline, ImageSize size, int threads,
                        const std::string& variant);

@@ -34,4 +34,8 @@ HalideAlgorithm algorithm(const std::string& pipeline);
 /// The largest difference from Stipple's output that the CPU comparison accepts, and why.
 double tolerance_for(const std::string& pipeline);
 
+/// The fraction of elements that may differ by more than tolerance_for() (0 for most), and
+/// why: where a float is quantized to an index and the two round it differently.
+double stray_fraction_for(const std::string& pipeline);
+
 }  // namespace stipple::bench

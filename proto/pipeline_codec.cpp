@@ -164,6 +164,7 @@ proto::ReduceOp encode(ReduceOp op) {
     case ReduceOp::Maximum: return proto::REDUCE_OP_MAXIMUM;
     case ReduceOp::Median: return proto::REDUCE_OP_MEDIAN;
     case ReduceOp::ArgMin: return proto::REDUCE_OP_ARGMIN;
+    case ReduceOp::FusedSum: return proto::REDUCE_OP_FUSED_SUM;
   }
   return proto::REDUCE_OP_UNSPECIFIED;
 }
@@ -176,6 +177,7 @@ ReduceOp decode(proto::ReduceOp op) {
     case proto::REDUCE_OP_MAXIMUM: return ReduceOp::Maximum;
     case proto::REDUCE_OP_MEDIAN: return ReduceOp::Median;
     case proto::REDUCE_OP_ARGMIN: return ReduceOp::ArgMin;
+    case proto::REDUCE_OP_FUSED_SUM: return ReduceOp::FusedSum;
     default: fail("unknown reduction " + std::to_string(static_cast<int>(op)));
   }
 }
@@ -568,6 +570,10 @@ class Decoder {
         Expr body = operand(m.has_body(), m.body(), "body of a reduction");
         if (!body.type().is_numeric()) {
           fail("reduction of a body of type " + to_string(body.type()));
+        }
+        if (op == ReduceOp::FusedSum &&
+            (body.node_type() != IRNodeType::Mul || !body.type().is_float())) {
+          fail("fused sum of something other than a float product");
         }
         return Reduce::make(op, std::move(domain), std::move(body));
       }

@@ -63,6 +63,7 @@ bool int_cast_keeps_values(Type from, Type to) {
 double empty_reduction_value(ReduceOp op, Type body_type) {
   switch (op) {
     case ReduceOp::Sum:
+    case ReduceOp::FusedSum:
     case ReduceOp::Median: return 0;
     case ReduceOp::Prod: return 1;
     case ReduceOp::Minimum: return body_type.max_value();

@@ -450,7 +450,9 @@ class IntervalRules {
     Iv body = a_.of(op->body);
     for (size_t i = 0; i < ranges.size(); ++i) a_.pop();
     switch (op->op) {
-      case ReduceOp::Sum: return sum(t, body, count, may_be_empty);
+      case ReduceOp::Sum:
+      // Each point adds a * b rounded once instead of twice: within the same bounds.
+      case ReduceOp::FusedSum: return sum(t, body, count, may_be_empty);
       case ReduceOp::Prod:
         // Factors in [0, 1] keep the product there (and 1, the empty product); else anything.
         if (a_.known_at_least(body.min, 0) && a_.known_at_most(body.max, 1)) {

@@ -775,18 +775,21 @@ llvm::Value* CodeGen::emit_intrinsic(const Call* op) {
       return libm(op->intrinsic == Intrinsic::Atan2 ? kStippleAtan2 : kStippleHypot, x, y);
     }
     case Intrinsic::Fma: {
-      // llvm.fma is always fused (one rounding), unlike llvm.fmuladd; without FMA
-      // hardware it becomes the C library's fma/fmaf, which is exact too.
       llvm::Value* y = emit(op->args[1]);
-      llvm::Value* z = emit(op->args[2]);
-      unify(x, y);
-      unify(x, z);
-      unify(y, z);
-      return b_.CreateIntrinsic(llvm::Intrinsic::fma, {x->getType()}, {x, y, z});
+      return emit_fma(x, y, emit(op->args[2]));
     }
     case Intrinsic::None: break;
   }
   throw_internal_error(__FILE__, __LINE__, "codegen: intrinsic call without an intrinsic");
+}
+
+llvm::Value* CodeGen::emit_fma(llvm::Value* a, llvm::Value* b, llvm::Value* c) {
+  // llvm.fma is always fused (one rounding), unlike llvm.fmuladd; without FMA hardware
+  // it becomes the C library's fma/fmaf, which is exact too.
+  unify(a, b);
+  unify(a, c);
+  unify(b, c);
+  return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, b, c});
 }
 
 void CodeGen::emit_reduction_loops(const std::vector<const Reduce*>& group, llvm::Value** empty,
@@ -838,6 +841,7 @@ llvm::Value* CodeGen::emit_reduce_body(const Reduce* op) {
   llvm::Value* empty = nullptr;
   switch (op->op) {
     case ReduceOp::Sum:
+    case ReduceOp::FusedSum:
     case ReduceOp::Prod:
     case ReduceOp::Minimum:
     case ReduceOp::Maximum: return emit_folds({op})[0];

@@ -171,6 +171,8 @@ class CodeGen {
   llvm::Value* from_memory(Type t, llvm::Value* v);
   llvm::Value* to_memory(Type t, llvm::Value* v);
   llvm::Value* emit_binary(IRNodeType op, Type t, llvm::Value* a, llvm::Value* c);
+  /// a * b + c rounded once (llvm.fma), scalars broadcast to the vector operands' shape.
+  llvm::Value* emit_fma(llvm::Value* a, llvm::Value* b, llvm::Value* c);
   llvm::Value* emit_compare(IRNodeType op, Type operand, llvm::Value* a, llvm::Value* c);
   llvm::Value* emit_div_mod(bool is_div, Type t, llvm::Value* a, llvm::Value* c);
   // ---- division by a function-invariant divisor (codegen_division.cpp)

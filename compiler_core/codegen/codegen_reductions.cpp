@@ -24,8 +24,8 @@ namespace stipple::codegen {
 namespace {
 
 bool is_fold(const Reduce* op) {
-  return op->op == ReduceOp::Sum || op->op == ReduceOp::Prod || op->op == ReduceOp::Minimum ||
-         op->op == ReduceOp::Maximum;
+  return op->op == ReduceOp::Sum || op->op == ReduceOp::FusedSum || op->op == ReduceOp::Prod ||
+         op->op == ReduceOp::Minimum || op->op == ReduceOp::Maximum;
 }
 
 bool same_domain(const Reduce* a, const Reduce* b) {
@@ -127,10 +127,10 @@ std::vector<llvm::Value*> CodeGen::emit_folds(const std::vector<const Reduce*>& 
     std::vector<llvm::Type*> types;
     for (const Reduce* op : group) {
       const Type t = op->body.type();
-      const double init = op->op == ReduceOp::Sum       ? 0
-                          : op->op == ReduceOp::Prod    ? 1
-                          : op->op == ReduceOp::Minimum ? t.max_value()
-                                                        : t.min_value();
+      const double init = op->op == ReduceOp::Sum || op->op == ReduceOp::FusedSum ? 0
+                          : op->op == ReduceOp::Prod                              ? 1
+                          : op->op == ReduceOp::Minimum                           ? t.max_value()
+                                                                                  : t.min_value();
       types.push_back(shaped(value_type(t), widen(i32(0))));
       acc.push_back(entry_alloca(types.back(), "acc"));
       b_.CreateStore(widen(constant_of(t, init)), acc.back());
@@ -139,6 +139,12 @@ std::vector<llvm::Value*> CodeGen::emit_folds(const std::vector<const Reduce*>& 
     emit_reduction_loops(group, &empty, [&] {
       for (size_t i = 0; i < group.size(); ++i) {
         const Reduce* op = group[i];
+        if (const Mul* product = fused_product(op)) {
+          llvm::Value* a = emit(product->a);
+          llvm::Value* b = emit(product->b);
+          b_.CreateStore(widen(emit_fma(a, b, b_.CreateLoad(types[i], acc[i]))), acc[i]);
+          continue;
+        }
         const IRNodeType combine = op->op == ReduceOp::Sum       ? IRNodeType::Add
                                    : op->op == ReduceOp::Prod    ? IRNodeType::Mul
                                    : op->op == ReduceOp::Minimum ? IRNodeType::Min

@@ -2097,18 +2097,25 @@ CppGen::Value CppGen::emit_reduce(const Reduce* op) {
   const Type bt = op->body.type();
   switch (op->op) {
     case ReduceOp::Sum:
+    case ReduceOp::FusedSum:
     case ReduceOp::Prod:
     case ReduceOp::Minimum:
     case ReduceOp::Maximum: {
-      const double init = op->op == ReduceOp::Sum       ? 0
-                          : op->op == ReduceOp::Prod    ? 1
-                          : op->op == ReduceOp::Minimum ? bt.max_value()
-                                                        : bt.min_value();
+      const double init = op->op == ReduceOp::Sum || op->op == ReduceOp::FusedSum ? 0
+                          : op->op == ReduceOp::Prod                              ? 1
+                          : op->op == ReduceOp::Minimum                           ? bt.max_value()
+                                                                                  : bt.min_value();
       const std::string acc = fresh(reduce_op_name(op->op));
       line(c_type(t) + " " + acc + " = " + literal(t, init) + ";");
       reduction_loops(
           op, [](const std::vector<Value>&) {},
           [&] {
+            if (const Mul* product = fused_product(op)) {
+              const std::string a = unwrapped(expr(product->a).text);
+              const std::string b = unwrapped(expr(product->b).text);
+              line(acc + " = std::fma(" + a + ", " + b + ", " + acc + ");");
+              return;
+            }
             const Value v = expr(op->body);
             const std::string x = unwrapped(v.text);
             // acc first: min is select(acc < v, acc, v), as the evaluator folds it.

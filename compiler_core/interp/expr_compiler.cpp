@@ -202,7 +202,12 @@ int32_t ExprCompiler::compile_reduce(const Reduce* op) {
     r.maxs.push_back(compile(rv.max));
   }
   for (const ReductionVariable& rv : op->domain) r.slots.push_back(bind(rv.name));
-  r.body = compile(op->body);
+  if (const Mul* product = fused_product(op)) {
+    r.body = compile(product->a);
+    r.factor = compile(product->b);
+  } else {
+    r.body = compile(op->body);
+  }
   scope_.resize(scope_.size() - op->domain.size());
   Node n;
   n.op = Op::Reduce;

@@ -289,6 +289,17 @@ Value Machine::reduce(const Node& n) {
       for_each_point(r, [&](Value v) { acc += static_cast<uint64_t>(v.i); });
       return int_value(wrap(t, static_cast<int64_t>(acc)));
     }
+    case ReduceOp::FusedSum: {
+      // body is the product's a: each point adds a * b rounded once, with the sum.
+      if (is_f32(t)) {
+        float acc = 0;
+        for_each_point(r, [&](Value a) { acc = std::fma(a.f, eval(r.factor).f, acc); });
+        return f32_value(acc);
+      }
+      double acc = 0;
+      for_each_point(r, [&](Value a) { acc = std::fma(a.d, eval(r.factor).d, acc); });
+      return f64_value(acc);
+    }
     case ReduceOp::Prod: {
       if (is_f32(t)) {
         float acc = 1;

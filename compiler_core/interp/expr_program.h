@@ -100,6 +100,7 @@ struct ReduceInfo {
   ReduceOp op = ReduceOp::Sum;
   ScalarType body_type = ScalarType::Int32;
   int32_t body = -1;
+  int32_t factor = -1;  // FusedSum: the product's b (body is its a)
   // Per variable, first (innermost) first: its slot and its bound nodes.
   std::vector<int32_t> slots, mins, maxs;
 };

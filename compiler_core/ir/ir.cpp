@@ -287,6 +287,7 @@ const char* reduce_op_name(ReduceOp op) {
     case ReduceOp::Maximum: return "maximum";
     case ReduceOp::Median: return "median";
     case ReduceOp::ArgMin: return "argmin";
+    case ReduceOp::FusedSum: return "sum";  // as the language writes it
   }
   return "?";
 }
@@ -302,11 +303,18 @@ Expr Reduce::make(ReduceOp op, std::vector<ReductionVariable> domain, Expr body)
     STIPPLE_INTERNAL_CHECK(rv.min.type() == Int32() && rv.max.type() == Int32(),
                            "Reduce bounds must be i32");
   }
+  STIPPLE_INTERNAL_CHECK(
+      op != ReduceOp::FusedSum || (body.node_type() == IRNodeType::Mul && body.type().is_float()),
+      "a fused sum of something other than a float product");
   Reduce* n = new Reduce(op == ReduceOp::ArgMin ? Int32() : body.type());
   n->op = op;
   n->domain = std::move(domain);
   n->body = std::move(body);
   return n;
+}
+
+const Mul* fused_product(const Reduce* op) {
+  return op->op == ReduceOp::FusedSum ? op->body.as<Mul>() : nullptr;
 }
 
 Expr Let::make(const std::string& name, Expr value, Expr body) {

@@ -401,7 +401,12 @@ struct ReductionVariable {
   Expr min, max;
 };
 
-enum class ReduceOp : uint8_t { Sum, Prod, Minimum, Maximum, Median, ArgMin };
+/// FusedSum is the language's `sum` of a float product (the front end's contraction,
+/// compiler_core/language/contraction.h): its body is a Mul, and each point folds as
+/// acc = fma(a, b, acc), the product never rounded on its own. Its own op rather than a
+/// Sum whose body happens to be a product, because inlining a func into a Sum's body can
+/// make it one without changing what the program computes.
+enum class ReduceOp : uint8_t { Sum, Prod, Minimum, Maximum, Median, ArgMin, FusedSum };
 const char* reduce_op_name(ReduceOp op);
 
 /// An inline reduction: `sum(i in -h..h, j in 0..2 : body)`. The type is the body's
@@ -415,6 +420,8 @@ struct Reduce : ExprNode<Reduce> {
   Expr body;
   static Expr make(ReduceOp op, std::vector<ReductionVariable> domain, Expr body);
 };
+/// The product a FusedSum folds (its body), or null for any other reduction.
+const Mul* fused_product(const Reduce* op);
 
 /// `let name = value in body`: body with `name` (Variables of kind Let, of value's type)
 /// bound to value, which is computed once, before body. The type is body's type.

@@ -1,5 +1,6 @@
 // The language front end in one call: lex, parse and check a .stp program into a
-// Pipeline. Errors are CompileErrors whose message is
+// Pipeline, and contract its products into multiply-adds (contraction.h). Errors are
+// CompileErrors whose message is
 //   file:line:col: error: message
 //   <the source line>
 //   <a caret under the column>

@@ -46,6 +46,16 @@ struct Uses : IRVisitor {
   }
 };
 
+// A Reduce's body mutated by `m`. A fused sum's body stays a product (ReduceOp::FusedSum):
+// its factors are mutated apart, so neither pass hoists the product whole.
+Expr mutate_body(IRMutator& m, const Reduce* op) {
+  const Mul* product = fused_product(op);
+  if (!product) return m.mutate(op->body);
+  Expr a = m.mutate(product->a), b = m.mutate(product->b);
+  if (a.same_as(product->a) && b.same_as(product->b)) return op->body;
+  return Mul::make(std::move(a), std::move(b));
+}
+
 // Inside one Reduce's body: replaces the maximal invariant subexpressions that reduce by
 // fresh variables and collects their definitions.
 class Extract : public IRMutator {
@@ -83,7 +93,7 @@ class Extract : public IRMutator {
     bool changed = false;
     std::vector<ReductionVariable> domain = mutate_domain(op->domain, &changed);
     for (const ReductionVariable& rv : op->domain) bound_.push_back(rv.name);
-    Expr body = mutate(op->body);
+    Expr body = mutate_body(*this, op);
     bound_.resize(bound_.size() - op->domain.size());
     if (!changed && body.same_as(op->body)) return op;
     return Reduce::make(op->op, std::move(domain), std::move(body));
@@ -108,7 +118,7 @@ class Hoist : public IRMutator {
     for (const ReductionVariable& rv : r->domain) bound.push_back(rv.name);
     std::vector<std::pair<std::string, Expr>> lifted;
     Extract extract(bound, names_, lifted);
-    Expr body = extract.mutate(r->body);
+    Expr body = mutate_body(extract, r);
     if (lifted.empty()) return inner;
     Expr result = Reduce::make(r->op, r->domain, body);
     for (auto it = lifted.rbegin(); it != lifted.rend(); ++it) {

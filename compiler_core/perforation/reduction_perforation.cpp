@@ -135,7 +135,8 @@ class PerforateReductions : public IRMutator {
     }
     if (!perforated && body.same_as(op->body)) return op;
     Expr result = Reduce::make(op->op, std::move(domain), substitute(body, replacements));
-    if (scale.defined() && op->op == ReduceOp::Sum && result.type().is_float()) {
+    const bool sum = op->op == ReduceOp::Sum || op->op == ReduceOp::FusedSum;
+    if (scale.defined() && sum && result.type().is_float()) {
       Expr factor = result.type() == Float32() ? scale : Cast::make(result.type(), scale);
       result = Mul::make(result, factor);
     }

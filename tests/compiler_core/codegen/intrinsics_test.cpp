@@ -107,6 +107,39 @@ TEST(Intrinsics, FmaRoundsOnceInTheJitAsInTheEvaluator) {
   }
 }
 
+// The language's contraction (LANGUAGE.md): the same operands written as a * b + c, as a
+// sum of products, and as a product named by a let, which is rounded first.
+TEST(Intrinsics, ContractedProductsRoundOnceInTheJitAsInTheEvaluator) {
+  const double a = 1.0 + std::ldexp(1.0, -12), c = -(1.0 + std::ldexp(1.0, -11));
+  Buffer x(ScalarType::Float32, {16, 2}), w(ScalarType::Float32, {16, 2});
+  for (int64_t i = 0; i < 16; ++i) {
+    x.set_flat(i, 1.0);  // row 0: 1 * c
+    w.set_flat(i, c);
+    x.set_flat(16 + i, a);  // row 1: a * a
+    w.set_flat(16 + i, a);
+  }
+  const struct {
+    const char* value;
+    double expected;
+  } cases[] = {
+      {"a(x, 1) * b(x, 1) - f32(1.00048828125)", std::ldexp(1.0, -24)},
+      {"f32(-1.00048828125) + a(x, 1) * b(x, 1)", std::ldexp(1.0, -24)},
+      {"sum(j in 0..1 : a(x, j) * b(x, j))", std::ldexp(1.0, -24)},
+      {"let p = a(x, 1) * b(x, 1) in p - f32(1.00048828125)", 0.0},
+  };
+  for (const auto& k : cases) {
+    const std::string src = "pipeline p\ninput a : f32[x, y]\ninput b : f32[x, y]\nfunc out(x) = " +
+                            std::string(k.value) + "\noutput out size(16)\n";
+    for (const char* sched : {"", "out.vectorize(x, 8)"}) {
+      Result r = run_both(src, sched, {{"a", x}, {"b", w}}, {16});
+      for (int64_t i = 0; i < 16; ++i) {
+        ASSERT_EQ(r.reference.get_flat(i), k.expected) << k.value << " " << i;
+        ASSERT_EQ(r.jit.get_flat(i), k.expected) << k.value << " under '" << sched << "' " << i;
+      }
+    }
+  }
+}
+
 TEST(Intrinsics, LetsMatchTheEvaluatorBitForBit) {
   const std::map<std::string, Buffer> inputs = {
       {"a", wide_image(37, 5, 4)}, {"b", wide_image(37, 5, 5)}, {"c", wide_image(37, 5, 6)}};
@@ -121,6 +154,10 @@ TEST(Intrinsics, LetsMatchTheEvaluatorBitForBit) {
       "sum(j in 0..2 : let t = a(x + j, y) in sum(i in 0..3 : f32(i) * t) + "
       "sum(i in 0..1 : b(x + i, y)))",
       "(let t = a(x, y) in t * 0.5) + (let t = b(x, y) in t - 1.0)",
+      // Fused sums (products) whose factors are hoistable reductions: the factor alone, and
+      // both, which are hoisted apart so that the body stays a product.
+      "sum(j in 0..2 : sum(i in 0..1 : b(x + i, y)) * a(x + j, y))",
+      "sum(j in 0..2 : sum(i in 0..1 : b(x + i, y)) * sum(i in 0..3 : c(x + i, y)))",
       // An index through a let: a shifted read of a func realised on its own.
       "let i = x - 1 in g(i, y) + g(clamp(i + 2, 0, 36), y)",
       // Indices bounded only by the ranges of tanh ([-1, 1]) and atan2 ([-pi, pi]): the

@@ -190,7 +190,14 @@ class ExprGen {
       domain.push_back({name, min, max});
     }
     for (auto& rv : domain) scope_.emplace_back(rv.name, VarKind::Reduction);
-    Expr body = gen(body_type, depth - 1);
+    Expr body;
+    if (op == ReduceOp::Sum && body_type.is_float() && chance(0.5)) {
+      // The language's sum of a float product: each point is fma(a, b, acc).
+      op = ReduceOp::FusedSum;
+      body = Mul::make(gen(body_type, depth - 1), gen(body_type, depth - 1));
+    } else {
+      body = gen(body_type, depth - 1);
+    }
     for (size_t i = 0; i < domain.size(); ++i) scope_.pop_back();
     return Reduce::make(op, domain, body);
   }

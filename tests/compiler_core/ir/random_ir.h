@@ -68,6 +68,10 @@ class RandomIR {
         for (int i = 0; i < n; i++) {
           domain.push_back({"r" + std::to_string(i), expr(Int32(), 2), expr(Int32(), 2)});
         }
+        if (op == ReduceOp::Sum && t.is_float() && pick(2) == 0) {
+          return Reduce::make(ReduceOp::FusedSum, std::move(domain),
+                              Mul::make(expr(t, depth - 1), expr(t, depth - 1)));
+        }
         return Reduce::make(op, std::move(domain), expr(t, depth - 1));
       }
       default: {

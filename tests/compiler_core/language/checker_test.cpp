@@ -1,16 +1,23 @@
 // Golden tests of the checker: small programs and the exact typed IR they become
 // (literal typing, desugaring of clamp and +=, pure and reduction variables of updates,
-// default output extents and metrics).
+// default output extents and metrics). `compile` runs the checker alone, without the
+// contraction of products into sums that the front end applies next (contraction_test.cpp).
+#include "compiler_core/language/checker.h"
+
 #include <gtest/gtest.h>
 
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
+#include "compiler_core/language/parser.h"
+#include "compiler_core/language/source.h"
 
 namespace stipple {
 namespace {
 
 Pipeline compile(const std::string& body, const std::string& inputs = "input in : f32[x, y, c]\n") {
-  return compile_pipeline("pipeline t\n" + inputs + body, "t.stp");
+  const std::string text = "pipeline t\n" + inputs + body;
+  SourceText source(text, "t.stp");
+  return check_program(source, parse_program(source));
 }
 
 const Func& func(const Pipeline& p, const std::string& name) {
