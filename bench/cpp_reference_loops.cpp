@@ -2,8 +2,10 @@
 // write without a scheduling language: plain loops over planar f32 images, one full-size
 // temporary per separable pass, no tiling, no threads, no intrinsics; compiled with
 // -O3 -march=native (see CMakeLists.txt) so the compiler vectorises what it can. Every
-// loop computes its pipeline's .stp exactly (same types, operation order and boundary
-// handling), which the setup checks against Stipple's output once per size.
+// loop computes its pipeline's .stp (same types, operation order and boundary handling;
+// its multiply-adds as the compiler contracts them, not always as the language does, so
+// the float pipelines agree within tolerance_for's bounds), which the setup checks against
+// Stipple's output once per size.
 #include <algorithm>
 #include <cmath>
 #include <vector>

@@ -571,8 +571,8 @@ class Decoder {
         if (!body.type().is_numeric()) {
           fail("reduction of a body of type " + to_string(body.type()));
         }
-        if (op == ReduceOp::FusedSum &&
-            (body.node_type() != IRNodeType::Mul || !body.type().is_float())) {
+        if (op == ReduceOp::FusedSum && (body.node_type() != IRNodeType::Mul ||
+                                         !body.type().is_float() || body.type().is_f16())) {
           fail("fused sum of something other than a float product");
         }
         return Reduce::make(op, std::move(domain), std::move(body));

@@ -86,7 +86,7 @@ std::string exact_double(double v) {
 std::string reference_key(std::string_view pipeline_source,
                           const std::map<std::string, double>& params,
                           std::string_view photo_sha256, std::string_view target) {
-  std::string text = "stipple-reference-key 1\n";
+  std::string text = "stipple-reference-key 2\n";
   put_field(text, pipeline_source);
   put_field(text, std::to_string(params.size()));
   for (const auto& [name, value] : params) {  // std::map: in name order

@@ -304,7 +304,8 @@ Expr Reduce::make(ReduceOp op, std::vector<ReductionVariable> domain, Expr body)
                            "Reduce bounds must be i32");
   }
   STIPPLE_INTERNAL_CHECK(
-      op != ReduceOp::FusedSum || (body.node_type() == IRNodeType::Mul && body.type().is_float()),
+      op != ReduceOp::FusedSum ||
+          (body.node_type() == IRNodeType::Mul && body.type().is_float() && !body.type().is_f16()),
       "a fused sum of something other than a float product");
   Reduce* n = new Reduce(op == ReduceOp::ArgMin ? Int32() : body.type());
   n->op = op;

@@ -109,13 +109,19 @@ bool equal(const Expr& a, const Expr& b) {
 }
 
 Expr addend_to_own_site(const Expr& value, const std::string& name, const std::vector<Expr>& site) {
-  const Add* add = value.as<Add>();
-  if (!add) return Expr();
-  for (const auto& [read, addend] : {std::pair{add->a, add->b}, std::pair{add->b, add->a}}) {
-    const Call* c = read.as<Call>();
-    if (c && c->call_type == CallType::Func && c->name == name && equal_exprs(c->args, site)) {
-      return addend;
-    }
+  auto is_own_site = [&](const Expr& e) {
+    const Call* c = e.as<Call>();
+    return c && c->call_type == CallType::Func && c->name == name && equal_exprs(c->args, site);
+  };
+  if (const Add* add = value.as<Add>()) {
+    if (is_own_site(add->a)) return add->b;
+    if (is_own_site(add->b)) return add->a;
+    return Expr();
+  }
+  // `f(site) += a * b` as the language contracts it (language/contraction.h).
+  const Call* fma = value.as<Call>();
+  if (fma && fma->intrinsic == Intrinsic::Fma && is_own_site(fma->args[2])) {
+    return Mul::make(fma->args[0], fma->args[1]);
   }
   return Expr();
 }

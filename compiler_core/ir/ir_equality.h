@@ -22,7 +22,8 @@ bool equal(const Stmt& a, const Stmt& b);
 bool equal(const Pipeline& a, const Pipeline& b);
 
 /// e where `value` is `name(site) + e` or `e + name(site)`, the read of func `name` at
-/// exactly `site` (argument by argument): what an atomic update adds. Undefined otherwise.
+/// exactly `site` (argument by argument): what an atomic update adds; a * b where it is
+/// `fma(a, b, name(site))` (a float `+= a * b`, contracted). Undefined otherwise.
 Expr addend_to_own_site(const Expr& value, const std::string& name, const std::vector<Expr>& site);
 
 uint64_t structural_hash(const Expr& e);

@@ -1,5 +1,6 @@
 #include "compiler_core/language/contraction.h"
 
+#include <map>
 #include <utility>
 
 #include "compiler_core/ir/ir_mutator.h"
@@ -33,6 +34,16 @@ std::pair<Expr, Expr> negated_factors(const Mul* m) {
 
 class Contract : public IRMutator {
  public:
+  // Once per node: a subexpression the checker shares (an update's site and its `+=` read
+  // of it) stays shared, which is what lowering's CSE finds by identity.
+  Expr mutate(const Expr& e) override {
+    if (!e.defined()) return e;
+    if (auto it = done_.find(e.get()); it != done_.end()) return it->second.second;
+    Expr result = IRMutator::mutate(e);
+    done_.emplace(e.get(), std::pair{e, result});  // e kept alive: its address stays its own
+    return result;
+  }
+
   using IRMutator::visit;
 
   Expr visit(const Add* op) override {
@@ -64,6 +75,9 @@ class Contract : public IRMutator {
     if (r->op != ReduceOp::Sum || !contracts(r->type) || !r->body.as<Mul>()) return e;
     return Reduce::make(ReduceOp::FusedSum, r->domain, r->body);
   }
+
+ private:
+  std::map<const IRNode*, std::pair<Expr, Expr>> done_;
 };
 
 }  // namespace

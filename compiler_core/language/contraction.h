@@ -23,8 +23,8 @@ namespace stipple {
 ///   c - a * b             ->  fma(-a, b, c)
 ///   sum(d : a * b)        ->  fused_sum(d : a * b)   (acc = fma(a, b, acc) per point)
 /// Where both operands are products the left one is fused (p0 + p1 is fma(p0, p1)), the
-/// choice LLVM's contraction makes, so Halide's code computes the same bits where it
-/// contracts the same expression.
+/// choice LLVM's contraction makes, so Halide's code computes the same bits where its
+/// LLVM contracts the same expression (it does not where a product has two uses).
 /// Negation is exact (a literal's sign, or a product by -1). A product bound by a let or
 /// computed by another func is a value like any other: `let p = a * b in p + c` rounds it.
 Pipeline contract_products(Pipeline p);

@@ -91,6 +91,7 @@ class OpCounter : public IRVisitor {
         case Intrinsic::Ceil:
         case Intrinsic::Round: count.ops += weight_; break;
         case Intrinsic::Sqrt: count.ops += 4 * weight_; break;
+        case Intrinsic::Fma: count.ops += 2 * weight_; break;  // the contracted a * b + c
         default: count.ops += 20 * weight_; break;
       }
     } else {

@@ -85,9 +85,10 @@ double max_abs(const Image& img) {
 }
 
 /// Rec. 601 luminance of a clamped pixel, in f32 as the pipelines compute it (needed where
-/// it is truncated to an index).
+/// it is truncated to an index): 0.299 r + 0.587 g + 0.114 b as the language contracts it.
 float gray601_f32(const Image& in, int x, int y) {
-  return 0.299f * in.clamped(x, y, 0) + 0.587f * in.clamped(x, y, 1) + 0.114f * in.clamped(x, y, 2);
+  return std::fma(0.114f, in.clamped(x, y, 2),
+                  std::fma(0.299f, in.clamped(x, y, 0), 0.587f * in.clamped(x, y, 1)));
 }
 
 double gray601(const Image& in, int x, int y) {

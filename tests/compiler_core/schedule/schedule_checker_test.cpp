@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_loops.h"
 #include "compiler_core/schedule/schedule_parser.h"
@@ -418,6 +419,21 @@ output out
 // atomic() (LOOPS.md, "Atomic updates"): an update that adds to the site it writes may map
 // the loops along which its iterations write the same sites to GPU blocks and threads, and
 // reorder them; nothing else changes.
+// A float `+= a * b` is contracted into fma(a, b, f(site)) (LANGUAGE.md, "Contraction"):
+// still an add to the site it writes, of a * b.
+TEST(ScheduleChecker, AContractedFloatSplatMayBeAtomic) {
+  const Pipeline p = compile_pipeline(R"(pipeline s
+input in : f32[x, y]
+func w(i) = 0.0
+w(clamp(i32(in(x, y) * 255.0), 0, 255)) += in(x, y) * 0.5 for x in in, y in in
+output w size(256)
+)",
+                                      "s.stp");
+  const Func& w = *p.find_func("w");
+  ASSERT_EQ(to_string(w.updates[0].value).substr(0, 4), "fma(");
+  EXPECT_EQ(atomic_update_error(w, 1), "");
+}
+
 TEST(ScheduleChecker, AtomicUpdatesMapTheirScatteringLoopsToTheGpu) {
   const std::string tile = "out.gpu_tile(x, y, xo, yo, xi, yi, 8, 8)\n";
   const std::string hist_bins = "hist.split(i, io, ii, 32).gpu_blocks(io).gpu_threads(ii)\n";
