@@ -264,7 +264,7 @@ ImageView view_of(const Buffer& b) {
 }
 
 double max_abs_diff(const Buffer& reference, const ImageView& actual, int64_t margin, int64_t c0,
-                    int64_t c1) {
+                    int64_t c1, double tolerance, int64_t* over) {
   ImageView ref = view_of(reference);
   const int64_t w = reference.extent(0), h = reference.extent(1);
   if (c1 < 0) c1 = reference.extent_or_one(2);
@@ -274,6 +274,7 @@ double max_abs_diff(const Buffer& reference, const ImageView& actual, int64_t ma
       for (int64_t x = margin; x < w - margin; ++x) {
         double d = std::fabs(double(ref.at(x, y, c)) - double(actual.at(x, y, c)));
         if (!(d <= worst)) worst = d;  // keeps NaN
+        if (over && !(d <= tolerance)) ++*over;
       }
     }
   }
@@ -292,19 +293,9 @@ void check_close(const std::string& what, double diff, double tolerance, int64_t
 
 void check_close_but_strays(const std::string& what, const Buffer& reference,
                             const ImageView& actual, double tolerance, double stray_fraction) {
-  ImageView ref = view_of(reference);
-  const int64_t w = reference.extent(0), h = reference.extent(1), n = reference.element_count();
+  const int64_t n = reference.element_count();
   int64_t strays = 0;
-  double worst = 0;
-  for (int64_t c = 0; c < reference.extent_or_one(2); ++c) {
-    for (int64_t y = 0; y < h; ++y) {
-      for (int64_t x = 0; x < w; ++x) {
-        double d = std::fabs(double(ref.at(x, y, c)) - double(actual.at(x, y, c)));
-        if (!(d <= tolerance)) ++strays;
-        if (!(d <= worst)) worst = d;  // keeps NaN
-      }
-    }
-  }
+  const double worst = max_abs_diff(reference, actual, 0, 0, -1, tolerance, &strays);
   const auto allowed = static_cast<int64_t>(stray_fraction * static_cast<double>(n));
   std::fprintf(stderr,
                "check: %s: max |diff| %.3g against Stipple, %lld of %lld elements over %.3g "

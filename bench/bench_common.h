@@ -88,8 +88,9 @@ ImageView view_of(const Buffer& b);
 
 /// The largest |reference - actual| over the channels in [c0, c1) and the pixels at least
 /// `margin` pixels from every border (where a comparator's boundary handling differs).
+/// With `over`, also counts the elements whose difference exceeds `tolerance` (or is NaN).
 double max_abs_diff(const Buffer& reference, const ImageView& actual, int64_t margin = 0,
-                    int64_t c0 = 0, int64_t c1 = -1);
+                    int64_t c0 = 0, int64_t c1 = -1, double tolerance = 0, int64_t* over = nullptr);
 
 /// Prints "check: WHAT: max |diff| D (tolerance T, border margin M)" to stderr; exits
 /// the process when D > T or D is NaN, so that no benchmark compares unequal work.

@@ -5,6 +5,14 @@ namespace stipple {
 Expr IRMutator::mutate(const Expr& e) { return e.defined() ? e.get()->mutate_with(this) : e; }
 Stmt IRMutator::mutate(const Stmt& s) { return s.defined() ? s.get()->mutate_with(this) : s; }
 
+Expr IRGraphMutator::mutate(const Expr& e) {
+  if (!e.defined()) return e;
+  if (auto it = memo_.find(e.get()); it != memo_.end()) return it->second.second;
+  Expr result = mutate_node(e);
+  memo_.emplace(e.get(), std::pair{e, result});
+  return result;
+}
+
 std::vector<Expr> IRMutator::mutate_exprs(const std::vector<Expr>& exprs, bool* changed) {
   std::vector<Expr> result;
   result.reserve(exprs.size());

@@ -2,6 +2,8 @@
 // rebuilds the node only when a child changed, so untouched subtrees stay shared.
 #pragma once
 
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "compiler_core/ir/ir.h"
@@ -26,6 +28,23 @@ class IRMutator {
 #define IR_MUTATE_DECL(N) virtual Stmt visit(const N* op);
   IR_STMT_NODES(IR_MUTATE_DECL)
 #undef IR_MUTATE_DECL
+};
+
+/// An IRMutator that mutates each expression node once however many parents share it
+/// (Halide's IRGraphMutator), so a shared subexpression stays one shared node, which is
+/// what CSE finds by identity; it also does the work once.
+class IRGraphMutator : public IRMutator {
+ public:
+  using IRMutator::mutate;
+  Expr mutate(const Expr& e) override;
+
+ protected:
+  /// The mutation of one node, run once per node: IRMutator's by default.
+  virtual Expr mutate_node(const Expr& e) { return IRMutator::mutate(e); }
+
+ private:
+  // Each node with its result; the node is held so that its address stays its own.
+  std::map<const IRNode*, std::pair<Expr, Expr>> memo_;
 };
 
 /// Mutates every expression of f's update definitions: each one's left side, value and

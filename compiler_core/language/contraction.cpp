@@ -1,6 +1,5 @@
 #include "compiler_core/language/contraction.h"
 
-#include <map>
 #include <utility>
 
 #include "compiler_core/ir/ir_mutator.h"
@@ -26,24 +25,16 @@ Expr fma(Expr a, Expr b, Expr c) {
   return Call::make_intrinsic(Intrinsic::Fma, {std::move(a), std::move(b), std::move(c)});
 }
 
-/// -(a * b) as (-a) * b, negating the factor that is a literal when there is one.
+/// -(a * b) as two factors, negating b when it is a literal, else a.
 std::pair<Expr, Expr> negated_factors(const Mul* m) {
-  if (m->b.as<FloatImm>() && !m->a.as<FloatImm>()) return {m->a, negate(m->b)};
+  if (m->b.as<FloatImm>()) return {m->a, negate(m->b)};
   return {negate(m->a), m->b};
 }
 
-class Contract : public IRMutator {
+// A graph mutator: a subexpression the checker shares (an update's site and its `+=` read
+// of it) stays shared, which is what lowering's CSE finds by identity.
+class Contract : public IRGraphMutator {
  public:
-  // Once per node: a subexpression the checker shares (an update's site and its `+=` read
-  // of it) stays shared, which is what lowering's CSE finds by identity.
-  Expr mutate(const Expr& e) override {
-    if (!e.defined()) return e;
-    if (auto it = done_.find(e.get()); it != done_.end()) return it->second.second;
-    Expr result = IRMutator::mutate(e);
-    done_.emplace(e.get(), std::pair{e, result});  // e kept alive: its address stays its own
-    return result;
-  }
-
   using IRMutator::visit;
 
   Expr visit(const Add* op) override {
@@ -75,9 +66,6 @@ class Contract : public IRMutator {
     if (r->op != ReduceOp::Sum || !contracts(r->type) || !r->body.as<Mul>()) return e;
     return Reduce::make(ReduceOp::FusedSum, r->domain, r->body);
   }
-
- private:
-  std::map<const IRNode*, std::pair<Expr, Expr>> done_;
 };
 
 }  // namespace
@@ -88,14 +76,7 @@ Pipeline contract_products(Pipeline p) {
   Contract contract;
   for (Func& f : p.funcs) {
     f.value = contract.mutate(f.value);
-    for (UpdateDef& u : f.updates) {
-      for (Expr& a : u.args) a = contract.mutate(a);
-      u.value = contract.mutate(u.value);
-      for (ReductionVariable& rv : u.domain) {
-        rv.min = contract.mutate(rv.min);
-        rv.max = contract.mutate(rv.max);
-      }
-    }
+    mutate_updates(f, contract);
   }
   for (Expr& e : p.output.extents) e = contract.mutate(e);
   return p;

@@ -37,30 +37,26 @@ bool is_leaf(const Expr& e) {
   }
 }
 
-class Replacer : public IRMutator {
+class Replacer : public IRGraphMutator {
  public:
   Replacer(const std::map<const void*, int>& uses, NameGen& names) : uses_(uses), names_(names) {}
   std::vector<std::pair<std::string, Expr>> bindings;  // dependencies first
 
-  Expr mutate(const Expr& e) override {
-    auto memo = memo_.find(e.get());
-    if (memo != memo_.end()) return memo->second.second;
-    Expr r = IRMutator::mutate(e);
+ protected:
+  Expr mutate_node(const Expr& e) override {
+    Expr r = IRGraphMutator::mutate_node(e);
     auto u = uses_.find(e.get());
     if (u != uses_.end() && u->second > 1 && !is_leaf(e) && e.type() == Int32()) {
       std::string name = names_.fresh("t");
       bindings.emplace_back(name, r);
       r = Variable::make_typed(Int32(), name);
     }
-    memo_[e.get()] = {e, r};
     return r;
   }
-  using IRMutator::mutate;
 
  private:
   const std::map<const void*, int>& uses_;
   NameGen& names_;
-  std::map<const void*, std::pair<Expr, Expr>> memo_;
 };
 
 }  // namespace
