@@ -58,8 +58,9 @@ bool is_slidable_index(const Expr& e);
 std::vector<std::string> pure_variables(const Expr& e);
 
 /// Arithmetic cost of evaluating `e` once, in units of an add, with calls counted apart:
-/// add, sub, mul, min, max, comparisons, select, casts: 1; div and mod: 4; sqrt: 4;
-/// exp, log, pow, sin, cos: 20; a reduction multiplies its body by its domain's size.
+/// add, sub, mul, min, max, comparisons, select, casts: 1; fma (a contracted multiply-add):
+/// 2; div and mod: 4; sqrt: 4; exp, log, pow, sin, cos: 20; a reduction multiplies its
+/// body by its domain's size.
 struct OpCount {
   double ops = 0;    // arithmetic
   double loads = 0;  // calls to funcs and inputs

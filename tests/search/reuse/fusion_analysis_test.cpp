@@ -100,6 +100,24 @@ output out
   EXPECT_EQ(two["g"], at("yi", "xo")) << two["g"].rule;
 }
 
+// A multiply-add, which the language contracts into fma (LANGUAGE.md, "Contraction"), costs
+// a multiply and an add: gg = g * g + g (two ops, three loads) is still trivial.
+TEST(FusionAnalysis, AContractedMultiplyAddIsAsCheapAsItsOperations) {
+  constexpr const char* kHarrisLike = R"(
+pipeline harris_like
+input in : f32[x, y]
+func g(x, y)   = exp(in(x, y)) + sqrt(in(x, y))
+func gg(x, y)  = g(x, y) * g(x, y) + g(x, y)
+func out(x, y) = gg(x, y - 1) + gg(x, y) + gg(x, y + 1)
+output out
+)";
+  Pipeline p = compile_pipeline(kHarrisLike, "h.stp");
+  ASSERT_EQ(p.find_func("gg")->value.as<Call>()->intrinsic, Intrinsic::Fma);
+  auto two = fusion_levels(p, {256, 256}, default_order({"x", "y"}), true);
+  EXPECT_EQ(two["gg"], inlined()) << two["gg"].rule;
+  EXPECT_EQ(two["g"], at("yi", "xo")) << two["g"].rule;
+}
+
 TEST(FusionAnalysis, TheWholeGeneratorOnTheDagPassesTheChecker) {
   Pipeline p = compile_pipeline(kDag, "dag.stp");
   MachineModel m;
