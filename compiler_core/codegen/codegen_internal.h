@@ -76,6 +76,8 @@ class CodeGen {
   llvm::Value* find_var(const std::string& name) const;
   const BufferInfo& find_buffer(const std::string& name) const;
   llvm::Value* element_pointer(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
+  /// `c` as an expression plus the constant its i64 add/sub spine adds (`x + 2` -> x, 2).
+  std::pair<llvm::Value*, int64_t> split_constant_addend(llvm::Value* c);
 
   // ---- alias information (codegen_alias.cpp)
   /// Records the object `buf`'s host pointer points into (an allocation, a pointer loaded
@@ -153,6 +155,12 @@ class CodeGen {
   llvm::Value* emit_expf(llvm::Value* x);
   /// A median with constant bounds as a sorting network over the lanes.
   llvm::Value* emit_vector_median(const Reduce* op);
+  /// The lower median of `wires` by Batcher's network with `exchange` as its comparator
+  /// (returning the lower and the upper output).
+  llvm::Value* median_network(
+      std::vector<llvm::Value*> wires,
+      const std::function<std::pair<llvm::Value*, llvm::Value*>(llvm::Value*, llvm::Value*)>&
+          exchange);
   /// The integer key a median sorts `v` by (or, with `inverse`, the value of a key).
   llvm::Value* median_key(llvm::Value* v, Type t, bool inverse);
 

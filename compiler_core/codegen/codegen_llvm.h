@@ -53,6 +53,11 @@ struct CodeGenTarget {
   /// x86 AVX-512 VBMI's byte permutes (vpermi2b): vector reads of a small byte table
   /// become table lookups in registers instead of gathers (codegen_byte_table.cpp).
   bool byte_permutes = false;
+  /// A float compare and select is one min or max instruction (x86: vminps/vmaxps): a
+  /// float median runs a network of those before the integer keys' (emit_vector_median).
+  /// Elsewhere (AArch64 has no such instruction without fast-math flags) a comparator
+  /// would cost three instructions against the keys' two, so the keys alone.
+  bool float_select_min_max = false;
 };
 
 /// Generates a module defining `symbol` with the EntryPoint signature (plus private

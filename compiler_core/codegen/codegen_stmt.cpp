@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <utility>
 
 #include "compiler_core/codegen/codegen_internal.h"
 #include "compiler_core/ir/error.h"
@@ -104,15 +105,57 @@ llvm::Value* CodeGen::element_pointer(const BufferInfo& buf,
                          "codegen: access to '" + buf.name + "' with " +
                              std::to_string(coords.size()) + " indices, it has " +
                              std::to_string(buf.dims) + " dimensions");
+  // The constant part of each coordinate goes last: the taps of a stencil, `f(x + i, y +
+  // j)`, then address one element per row plus `i` (and `j * stride`, loop-invariant), and
+  // the instruction selector folds `i` into the loads' displacements, so the 25 reads of a
+  // 5x5 window keep 5 pointers live rather than 25 indices. Added where it lies inside the
+  // coordinate, each tap had its own index register (and the 5x5 median's spilled).
   llvm::Value* index = i64(0);
+  llvm::Value* runtime_offset = nullptr;
+  uint64_t constant_offset = 0;  // wraps, as the i64 index would
   for (int d = 0; d < buf.dims; ++d) {
-    llvm::Value* c = coords[d];
+    auto [c, k] = split_constant_addend(coords[d]);
     if (!buf.is_input) c = b_.CreateSub(c, buf.min[d]);
     index = b_.CreateAdd(index, b_.CreateMul(c, buf.stride[d]));
+    if (k == 0) continue;
+    if (auto* stride = llvm::dyn_cast<llvm::ConstantInt>(buf.stride[d])) {
+      constant_offset += static_cast<uint64_t>(k) * static_cast<uint64_t>(stride->getSExtValue());
+    } else {
+      llvm::Value* term = b_.CreateMul(i64(k), buf.stride[d]);
+      runtime_offset = runtime_offset ? b_.CreateAdd(runtime_offset, term) : term;
+    }
   }
+  if (runtime_offset) index = b_.CreateAdd(index, runtime_offset);
+  if (constant_offset != 0) index = b_.CreateAdd(index, i64(static_cast<int64_t>(constant_offset)));
   llvm::Type* et = memory_type(Type(buf.type));
   llvm::Value* base = b_.CreateBitCast(buf.host, et->getPointerTo());
   return b_.CreateInBoundsGEP(et, base, index);
+}
+
+std::pair<llvm::Value*, int64_t> CodeGen::split_constant_addend(llvm::Value* c) {
+  // Along the i64 add/sub spine lane0_index builds (sext moved to the leaves), e.g.
+  // `sext(x) + -2`; i64 arithmetic wraps alike in either order, so no flag is needed.
+  auto* bin = llvm::dyn_cast<llvm::BinaryOperator>(c);
+  if (!bin || !c->getType()->isIntegerTy(64)) return {c, 0};
+  const auto op = bin->getOpcode();
+  if (op != llvm::Instruction::Add && op != llvm::Instruction::Sub) return {c, 0};
+  llvm::Value* a = bin->getOperand(0);
+  llvm::Value* b = bin->getOperand(1);
+  if (op == llvm::Instruction::Add && llvm::isa<llvm::ConstantInt>(a)) std::swap(a, b);
+  if (auto* k = llvm::dyn_cast<llvm::ConstantInt>(b)) {
+    auto [rest, ka] = split_constant_addend(a);
+    const uint64_t kb = static_cast<uint64_t>(k->getSExtValue());
+    const uint64_t sum = op == llvm::Instruction::Add ? static_cast<uint64_t>(ka) + kb
+                                                      : static_cast<uint64_t>(ka) - kb;
+    return {rest, static_cast<int64_t>(sum)};
+  }
+  auto [ra, ka] = split_constant_addend(a);
+  auto [rb, kb] = split_constant_addend(b);
+  if (ka == 0 && kb == 0) return {c, 0};
+  const uint64_t sum = op == llvm::Instruction::Add
+                           ? static_cast<uint64_t>(ka) + static_cast<uint64_t>(kb)
+                           : static_cast<uint64_t>(ka) - static_cast<uint64_t>(kb);
+  return {b_.CreateBinOp(op, ra, rb), static_cast<int64_t>(sum)};
 }
 
 void CodeGen::generate(const std::string& symbol) {

@@ -126,6 +126,7 @@ CodeGenTarget codegen_target(const llvm::TargetMachine& tm) {
   const llvm::MCSubtargetInfo* sti = tm.getMCSubtargetInfo();
   // The features of the TargetMachine's CPU and feature string together: "host" names
   // every feature, x86-64-v4 none (its CPU implies AVX-512 but not VBMI).
+  t.float_select_min_max = tm.getTargetTriple().getArch() == llvm::Triple::x86_64;
   t.byte_permutes = tm.getTargetTriple().getArch() == llvm::Triple::x86_64 &&
                     sti->checkFeatures("+avx512vbmi,+avx512bw");
   return t;

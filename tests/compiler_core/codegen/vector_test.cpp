@@ -5,6 +5,10 @@
 // schedule and compared bit for bit with the reference evaluator, and the LLVM IR is
 // checked to contain the vector operations (so a silent fallback to scalar code fails).
 #include <gtest/gtest.h>
+#include <llvm/IR/LLVMContext.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
 
 #include <algorithm>
 #include <cmath>
@@ -13,8 +17,10 @@
 #include <random>
 #include <regex>
 
+#include "compiler_core/codegen/codegen_llvm.h"
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/codegen/run_lowered.h"
+#include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/lowering/lower.h"
@@ -113,6 +119,104 @@ TEST(VectorMedian, EveryTypeMatchesTheEvaluatorOnTiesNaNAndSignedZeros) {
       }
     }
   }
+}
+
+/// A width x height image of ordinary values (no NaN, no zero) with, where `specials`,
+/// some pixels made NaN (either sign, other payloads) and a patch of signed zeros, so
+/// that some windows' float median is a zero of either sign among ties and some hold a
+/// single NaN among ordinary values.
+Buffer mostly_ordinary_image(ScalarType type, int64_t width, int64_t height, bool specials,
+                             uint32_t seed) {
+  std::mt19937 rng(seed);
+  Buffer b(type, {width, height});
+  for (int64_t i = 0; i < b.element_count(); ++i) {
+    const double magnitude = 0.25 + static_cast<double>(rng() % 1000) / 64;
+    b.set_flat(i, rng() % 2 ? magnitude : -magnitude);
+  }
+  if (!specials) return b;
+  const bool is_f32 = type == ScalarType::Float32;
+  auto nan_bits = [&](bool negative, uint64_t payload) {
+    if (is_f32) {
+      const uint32_t bits =
+          (negative ? 0x80000000u : 0u) | 0x7fc00000u | static_cast<uint32_t>(payload & 0x3fffff);
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      return static_cast<double>(f);  // a quiet NaN's payload survives the widening
+    }
+    const uint64_t bits = (negative ? uint64_t{1} << 63 : 0) | 0x7ff8000000000000ull | payload;
+    double d;
+    std::memcpy(&d, &bits, sizeof d);
+    return d;
+  };
+  for (int k = 0; k < 6; ++k) {  // lone NaNs in ordinary windows
+    const int64_t x = static_cast<int64_t>(rng() % width), y = static_cast<int64_t>(rng() % height);
+    b.set_flat(y * width + x, nan_bits(k % 2 == 1, 1 + k * 977));
+  }
+  // A patch of zeros of random sign: windows over it have a zero median, and which zero
+  // totalOrder picks depends on how many are negative.
+  for (int64_t y = 2; y < std::min<int64_t>(height, 9); ++y) {
+    for (int64_t x = 10; x < std::min<int64_t>(width, 26); ++x) {
+      b.set_flat(y * width + x, rng() % 3 == 0 ? -0.0 : 0.0);
+    }
+  }
+  return b;
+}
+
+TEST(VectorMedian, FloatsCompareAsFloatsWhereThatIsTheTotalOrder) {
+  // A float median first runs the network on the values compared as floats and takes the
+  // key network only for vectors that hold a NaN or whose float median is a zero
+  // (emit_vector_median). Windows of ordinary values, lone NaNs, ties of -0 and +0: the
+  // evaluator's bits throughout, and the IR has both networks.
+  for (const char* type : {"f32", "f64"}) {
+    const ScalarType code = std::string(type) == "f32" ? ScalarType::Float32 : ScalarType::Float64;
+    // The window read from the input, or from a func (as the hand schedule reads its edge
+    // copy: addresses through element_pointer, reloaded by the exact path).
+    const std::string src = std::string("pipeline m\ninput in : ") + type +
+                            "[x, y]\nfunc edge(x, y) = in(x, y)\n"
+                            "func out(x, y) = median(i in -2..2, j in -2..2 : "
+                            "edge(x + i, y + j))\noutput out\n";
+    for (int lanes : {8, 16}) {
+      const std::string sched = std::string(lanes == 16 ? "edge.compute_root()\n" : "") +
+                                "out.vectorize(x, " + std::to_string(lanes) + ")";
+      for (bool specials : {false, true}) {
+        for (uint32_t seed : {3u, 4u}) {
+          Buffer in = mostly_ordinary_image(code, 45, 12, specials, seed);
+          Result r = run_both(src, sched, {{"in", in}}, {45, 12});
+          const std::string what = std::string(type) + " lanes " + std::to_string(lanes) +
+                                   (specials ? " with NaN and signed zeros" : " ordinary");
+          expect_same(r, what);
+          EXPECT_NE(r.ir.find("median.float"), std::string::npos) << what;
+          EXPECT_NE(r.ir.find("median.exact"), std::string::npos) << what;
+          EXPECT_TRUE(std::regex_search(
+              r.ir, std::regex("fcmp olt <" + std::to_string(lanes) + " x (float|double)>")))
+              << what;
+        }
+      }
+    }
+  }
+  // Only where a float compare and select is one min or max instruction (x86).
+  for (const char* name : {"x86-64", "aarch64"}) {
+    Pipeline p = compile_pipeline(
+        "pipeline m\ninput in : f32[x, y]\nfunc out(x, y) = median(i in -1..1 : in(x + i, y))\n"
+        "output out\n",
+        "m.stp");
+    LoweredFunction f = lower(p, compile_schedule("out.vectorize(x, 8)", "m.sched", p));
+    llvm::LLVMContext ctx;
+    auto tm = codegen::create_target_machine(codegen::named_target(name),
+                                             codegen::TargetUse::AheadOfTime);
+    std::string ir;
+    llvm::raw_string_ostream os(ir);
+    codegen::generate_module(f, "m", ctx, codegen::codegen_target(*tm))->print(os, nullptr);
+    EXPECT_EQ(os.str().find("median.float") != std::string::npos, std::string(name) == "x86-64")
+        << name;
+  }
+  // Integers have no float network.
+  Result r = run_both(
+      "pipeline m\ninput in : i32[x, y]\nfunc out(x, y) = median(i in -1..1 : in(x + i, y))\n"
+      "output out\n",
+      "out.vectorize(x, 8)", {{"in", nasty_image(ScalarType::Int32, 21, 3, 9)}}, {21, 3});
+  expect_same(r, "i32");
+  EXPECT_EQ(r.ir.find("median.float"), std::string::npos);
 }
 
 TEST(VectorMedian, ParamBoundsFallBackToTheScalarSelection) {
