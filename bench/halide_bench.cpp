@@ -160,6 +160,14 @@ std::unique_ptr<Compiled> compile(const std::string& pipeline, ImageSize size,
   }
   out->pipeline.jit_handlers().custom_malloc = BlockCache::allocate;
   out->pipeline.jit_handlers().custom_free = BlockCache::release;
+  // Halide's machine code for reading beside Stipple's (`stipple compile --emit asm`): the
+  // JIT's code is not in the perf map, so profiles cannot show it (how the 5x5 median's
+  // float min/max were found, bench/README.md).
+  if (const char* dir = std::getenv("STIPPLE_BENCH_HALIDE_ASM")) {
+    out->pipeline.compile_to_assembly(
+        std::string(dir) + "/" + pipeline + "_" + size.label() + "_" + variant + ".s",
+        out->pipeline.infer_arguments(), pipeline, target);
+  }
   out->pipeline.compile_jit(target);
   return out;
 }
