@@ -15,7 +15,10 @@
 #
 # The raw Google Benchmark JSON and each binary's checks (stderr) land in
 # BUILD_DIR/issue3-results/. Extra arguments for every binary can be given in
-# STIPPLE_BENCH_ARGS, e.g. STIPPLE_BENCH_ARGS=--benchmark_filter=blur3x3 for a quick look.
+# STIPPLE_BENCH_ARGS (not a --benchmark_filter: the Halide runs filter by thread count);
+# STIPPLE_BENCH_APPS, a regex of pipeline names, runs only those (e.g. issue #26's nine
+# apps: STIPPLE_BENCH_APPS='bilateral_grid|bilateral_grid_halide|camera_pipe|harris|
+# interpolate|local_laplacian|max_filter|nl_means|unsharp', about a third of the time).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,6 +39,7 @@ done
 cmake --build "$build" --target "${binaries[@]}"
 
 rounds=${STIPPLE_BENCH_ROUNDS:-3}
+apps=${STIPPLE_BENCH_APPS:-.*}
 rm -rf "$out"
 mkdir -p "$out"
 start=$(date +%s)
@@ -56,10 +60,10 @@ for round in $(seq 1 "$rounds"); do
       # halide_set_num_threads, called in-process through a one-value pipeline, did not
       # take effect in a measured run (1-thread runs used both cores), so each thread
       # count gets its own process with HL_NUM_THREADS, read when Halide's pool starts.
-      HL_NUM_THREADS=1 run "$dir" halide_bench_t1 "$b" --benchmark_filter=/t1/
-      HL_NUM_THREADS=2 run "$dir" halide_bench_t2 "$b" --benchmark_filter=/t2/
+      HL_NUM_THREADS=1 run "$dir" halide_bench_t1 "$b" --benchmark_filter="^($apps)/.*/t1/"
+      HL_NUM_THREADS=2 run "$dir" halide_bench_t2 "$b" --benchmark_filter="^($apps)/.*/t2/"
     else
-      run "$dir" "$b" "$b"
+      run "$dir" "$b" "$b" --benchmark_filter="^(compile/)?($apps)/"
     fi
   done
 done
