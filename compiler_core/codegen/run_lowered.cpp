@@ -12,13 +12,30 @@ Buffer run_lowered(const codegen::CompiledFunction& fn, const LoweredFunction& f
                    const std::map<std::string, Buffer>& inputs,
                    const std::map<std::string, double>& params,
                    const std::vector<int64_t>& extents) {
+  const Func* out = p.find_func(p.output.func);
+  STIPPLE_INTERNAL_CHECK(out, "the pipeline has no output func");
+  Buffer result(out->type.code, extents);
+  run_lowered_into(fn, f, p, inputs, params, result);
+  return result;
+}
+
+void run_lowered_into(const codegen::CompiledFunction& fn, const LoweredFunction& f,
+                      const Pipeline& p, const std::map<std::string, Buffer>& inputs,
+                      const std::map<std::string, double>& params, Buffer& result) {
+  const Func* out = p.find_func(p.output.func);
+  STIPPLE_INTERNAL_CHECK(out && result.type() == out->type.code,
+                         "the output buffer is not of the output func's type");
+  std::vector<int64_t> extents;
+  for (int d = 0; d < result.dimensions(); ++d) {
+    STIPPLE_INTERNAL_CHECK(result.min(d) == 0, "the output buffer's mins must be 0");
+    extents.push_back(result.extent(d));
+  }
   std::vector<codegen::BufferDescriptor> descriptors;
   for (const InputDecl& in : f.inputs) {
     auto it = inputs.find(in.name);
     if (it == inputs.end()) throw UserError("missing input '" + in.name + "'");
     descriptors.push_back(codegen::describe(it->second));
   }
-  const Func* out = p.find_func(p.output.func);
   // The schedule's bound(v, min, extent) of the output: the loop nest computes exactly
   // that range, so the output must be it.
   for (const ExternalBuffer& eb : f.buffers) {
@@ -32,7 +49,6 @@ Buffer run_lowered(const codegen::CompiledFunction& fn, const LoweredFunction& f
                       " there; change the bound or the input");
     }
   }
-  Buffer result(out->type.code, extents);
   descriptors.push_back(codegen::describe(result));
   std::vector<double> values;
   for (const ParamDecl& pd : f.params) {
@@ -44,7 +60,6 @@ Buffer run_lowered(const codegen::CompiledFunction& fn, const LoweredFunction& f
   // that callers (the evaluator records "out_of_memory") handle both alike.
   if (rc == codegen::kErrorOutOfMemory) throw std::bad_alloc();
   STIPPLE_INTERNAL_CHECK(rc == 0, "generated code returned " + std::to_string(rc));
-  return result;
 }
 
 }  // namespace stipple

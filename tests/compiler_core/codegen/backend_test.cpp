@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "compiler_core/codegen/cpp_source.h"
 #include "compiler_core/codegen/run_lowered.h"
 #include "compiler_core/ir/error.h"
@@ -115,6 +117,28 @@ TEST(Backend, CompileForHostGivesTheCallableOfTheRegistry) {
       EXPECT_EQ(out.data_as<float>()[y * 16 + i], want) << i << "," << y;
     }
   }
+}
+
+// run_lowered_into computes into the caller's buffer, as the timing loops call it (the
+// output's allocation is not timed): every element is written, whatever the buffer held
+// (NaNs here), and equals a fresh run's; a buffer of another type or with mins not 0 is
+// refused before the code runs.
+TEST(Backend, RunLoweredIntoWritesEveryElementOfTheCallersBuffer) {
+  Fixture x;
+  std::shared_ptr<CompiledFunction> fn = compile_for_host(x.f);
+  Buffer img(ScalarType::UInt8, {21, 5});
+  for (int64_t i = 0; i < img.element_count(); ++i) img.data_as<uint8_t>()[i] = uint8_t(i * 37);
+  const Buffer fresh = run_lowered(*fn, x.f, x.p, {{"img", img}}, {}, {21, 5});
+  Buffer reused(ScalarType::Float32, {21, 5});
+  for (int64_t i = 0; i < reused.element_count(); ++i) reused.data_as<float>()[i] = NAN;
+  run_lowered_into(*fn, x.f, x.p, {{"img", img}}, {}, reused);
+  for (int64_t i = 0; i < fresh.element_count(); ++i) {
+    EXPECT_EQ(reused.data_as<float>()[i], fresh.data_as<float>()[i]) << i;
+  }
+  Buffer wrong_type(ScalarType::UInt8, {21, 5});
+  EXPECT_THROW(run_lowered_into(*fn, x.f, x.p, {{"img", img}}, {}, wrong_type), InternalError);
+  Buffer shifted(ScalarType::Float32, {1, 0}, {21, 5});
+  EXPECT_THROW(run_lowered_into(*fn, x.f, x.p, {{"img", img}}, {}, shifted), InternalError);
 }
 
 TEST(Backend, WhatABackEndCannotServeIsAValueWithAReason) {
