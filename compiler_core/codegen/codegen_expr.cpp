@@ -542,6 +542,7 @@ llvm::Value* CodeGen::emit_call(const Call* op) {
     for (llvm::Value*& c : coords) c = lane0_index(c);
     v = b_.CreateLoad(memory_type(op->type), element_pointer(buf, coords));
   }
+  if (op->type.is_f16()) return f16_func_bits_to_f32(v);
   return from_memory(op->type, v);
 }
 

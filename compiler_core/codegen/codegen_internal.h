@@ -175,6 +175,9 @@ class CodeGen {
   llvm::Value* f32_to_f16_bits(llvm::Value* v);
   llvm::Value* f64_to_f32_round_odd(llvm::Value* d);
   llvm::Value* emit_round_to_f16(ScalarType from, llvm::Value* v);
+  /// The f32 value of f16 bits that generated code stored (a func's, whose NaNs are all
+  /// 0x7e00 with a sign): one F16C conversion where the target has it.
+  llvm::Value* f16_func_bits_to_f32(llvm::Value* h);
   /// A loaded element as a value (Bool from i8, f16 from its bits), and back.
   llvm::Value* from_memory(Type t, llvm::Value* v);
   llvm::Value* to_memory(Type t, llvm::Value* v);

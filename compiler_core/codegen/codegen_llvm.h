@@ -58,6 +58,9 @@ struct CodeGenTarget {
   /// Elsewhere (AArch64 has no such instruction without fast-math flags) a comparator
   /// would cost three instructions against the keys' two, so the keys alone.
   bool float_select_min_max = false;
+  /// x86 F16C (vcvtph2ps, vcvtps2ph): f16 values of funcs convert in one instruction per
+  /// vector instead of the portable integer steps (codegen_f16.cpp).
+  bool f16_conversions = false;
 };
 
 /// Generates a module defining `symbol` with the EntryPoint signature (plus private

@@ -129,6 +129,8 @@ CodeGenTarget codegen_target(const llvm::TargetMachine& tm) {
   t.float_select_min_max = tm.getTargetTriple().getArch() == llvm::Triple::x86_64;
   t.byte_permutes = tm.getTargetTriple().getArch() == llvm::Triple::x86_64 &&
                     sti->checkFeatures("+avx512vbmi,+avx512bw");
+  t.f16_conversions =
+      tm.getTargetTriple().getArch() == llvm::Triple::x86_64 && sti->checkFeatures("+f16c");
   return t;
 }
 

@@ -15,6 +15,7 @@
 #include "compiler_core/perforation/irregular_reconstruction.h"
 #include "compiler_core/perforation/reduction_perforation.h"
 #include "compiler_core/perforation/stage_templates.h"
+#include "compiler_core/perforation/storage_lowering.h"
 #include "compiler_core/schedule/approximation.h"
 
 namespace stipple::perforation {
@@ -317,9 +318,9 @@ std::string add_compaction(Pipeline& q, Schedule& t, const Compaction& c,
 
 }  // namespace
 
-PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
+PerforatedPipeline apply_perforation(const Pipeline& original, const Schedule& s,
                                      const PerforationOptions& options, CongruenceProver* prover) {
-  if (!has_approximation(s)) return {p, s};
+  if (!has_approximation(s)) return {original, s};
   std::unique_ptr<CongruenceProver> own;
   if (!prover && options.congruence) {
     own = std::make_unique<CongruenceProver>();
@@ -327,10 +328,15 @@ PerforatedPipeline apply_perforation(const Pipeline& p, const Schedule& s,
   }
   const SourceText no_source("", s.file_name);
   std::map<std::string, FuncApproximation> approximations;
-  for (const Func& f : p.funcs) {
-    FuncApproximation a = func_approximation(s, p, f, no_source);
+  std::map<std::string, Type> storage;
+  for (const Func& f : original.funcs) {
+    FuncApproximation a = func_approximation(s, original, f, no_source);
+    if (a.storage) storage[f.name] = Type(*a.storage);
     if (!a.empty()) approximations[f.name] = std::move(a);
   }
+  // Precision first: the funcs it lowers are neither perforated nor channel-copied, so
+  // what follows carries their widened reads along like any other expression.
+  const Pipeline p = lower_storage(original, storage);
 
   PerforatedPipeline result{p, without_approximations(s)};
   Pipeline& q = result.pipeline;

@@ -80,9 +80,21 @@ class ApproximationReader {
         a.channels_loc = d.loc;
       } else if (d.name == "loop_perforate") {
         a.loops.push_back(loop_perforate(d, a));
+      } else if (d.name == "store_as") {
+        if (a.storage) error(d.loc, "the storage of " + q(f_.name) + " is set twice");
+        a.storage = storage(d);
+        a.storage_loc = d.loc;
       } else {
         STIPPLE_INTERNAL_CHECK(false, "approximation directive " + d.name + " not read");
       }
+    }
+    if (a.storage && (a.stores_samples() || a.channels)) {
+      // Not yet: the samples, the reconstruction and the channels' copy each have a type
+      // of their own to choose.
+      error(a.storage_loc, "store_as and " +
+                               std::string(a.channels ? "channels" : "perforation of its points") +
+                               " on one func (" + q(f_.name) + ") are not supported; store a " +
+                               "func that reads it, or one it reads, as f16 instead");
     }
     for (const LoopPerforation& l : a.loops) {
       if (!l.reduction && a.perforation) {
@@ -357,6 +369,22 @@ class ApproximationReader {
                                               : "; its reduction variables are " + known));
     }
     return v;
+  }
+
+  ScalarType storage(const Directive& d) const {
+    const ScheduleArg& t = d.args[0];
+    if (t.kind != ScheduleArgKind::Name || t.name != "f16") {
+      error(t.loc, "store_as takes the storage type: store_as(f16) (IEEE binary16)");
+    }
+    if (f_.name == p_.output.func) {
+      error(d.loc, q(f_.name) + " is the output, whose type is what the pipeline returns; " +
+                       "store_as lowers the precision of the funcs before it");
+    }
+    if (f_.type != Float32()) {
+      error(d.loc,
+            "store_as(f16) stores an f32 func as f16; " + q(f_.name) + " is " + to_string(f_.type));
+    }
+    return ScalarType::Float16;
   }
 
   int64_t channels(const Directive& d, std::string& from) const {

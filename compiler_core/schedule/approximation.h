@@ -13,6 +13,7 @@
 //   out.channels(1)                                 // compute channel 0, copy the rest
 //   out.loop_perforate(x, stride(2))                // baseline: no reconstruction
 //   out.loop_perforate(y, truncate(0.25, last))
+//   A.store_as(f16)                                 // precision lowering: stored as half
 //
 // Arguments of sampling and reconstruction calls may be positional or `name = value`.
 // What each one means, and how it is implemented, is in compiler_core/perforation/.
@@ -102,8 +103,15 @@ struct FuncApproximation {
   std::string channels_from;
   SourceLoc channels_loc;
   std::vector<LoopPerforation> loops;
+  /// store_as(f16): precision lowering (VizGen, "Array storage alteration" and §9.2, one
+  /// step below the f32 our pipelines compute in): the func's values are rounded to IEEE
+  /// binary16 where they are computed and stored so; readers widen them exactly.
+  std::optional<ScalarType> storage;
+  SourceLoc storage_loc;
 
-  bool empty() const { return !perforation && reductions.empty() && !channels && loops.empty(); }
+  bool empty() const {
+    return !perforation && reductions.empty() && !channels && loops.empty() && !storage;
+  }
   /// Whether the func's computed points are stored apart from what its readers see (a
   /// perforated func, or one whose pure loops are perforated): then it is realised, at
   /// root unless the schedule says otherwise.
@@ -112,7 +120,8 @@ struct FuncApproximation {
 
 /// Reads and checks the approximation directives of f under s: known sampling and
 /// reconstruction methods, arguments in range, variables that exist, at most one
-/// perforate and one channels, nothing on funcs with update definitions. Throws the
+/// perforate, one channels and one store_as, nothing on funcs with update definitions,
+/// store_as on an f32 func other than the output, neither perforated nor with channels. Throws the
 /// CompileError at the argument at fault (source gives the line in the message).
 FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const Func& f,
                                      const SourceText& source);

@@ -197,6 +197,9 @@ const std::vector<DirectiveSpec>& specs() {
        {},
        false,
        "loop_perforate(var, stride(s) | truncate(fraction, first | last) | random(fraction))"},
+      // Precision lowering (VizGen, "Array storage alteration" and §9.2): the func's values
+      // stored as IEEE binary16, rounded once where they are computed.
+      {"store_as", DirectiveScope::Approximation, {S::Name}, {}, false, "store_as(f16)"},
   };
   return kDirectiveSpecs;
 }

@@ -480,6 +480,12 @@ TEST(Perforation, CheckerNamesTheArgumentAtFault) {
            {"A.loop_perforate(x, stride(2)).perforate(grid(2))", "1:3",
             "loop_perforate of a pure variable and perforate both"},
            {"A.update(0).perforate(grid(2))", "1:13", "perforate applies to the whole func"},
+           {"A.store_as(f64)", "1:12", "store_as takes the storage type: store_as(f16)"},
+           {"out.store_as(f16)", "1:5", "'out' is the output, whose type is what the pipeline"},
+           {"A.store_as(f16).store_as(f16)", "1:17", "the storage of 'A' is set twice"},
+           {"A.store_as(f16).perforate(grid(2))", "1:3",
+            "store_as and perforation of its points on one func ('A') are not supported"},
+           {"A.channels(1).store_as(f16)", "1:15", "store_as and channels on one func ('A')"},
        }) {
     SCOPED_TRACE(b.text);
     try {
@@ -520,7 +526,8 @@ TEST(Perforation, DirectivesRoundTripThroughTextAndProto) {
 }
 
 // Random approximation directives for the pure funcs of p, as schedule text.
-std::string random_approximations(const Pipeline& p, std::mt19937_64& rng) {
+std::string random_approximations(const Pipeline& p, std::mt19937_64& rng,
+                                  std::mt19937_64& storage_rng) {
   std::string text;
   auto chance = [&](double q) { return std::uniform_real_distribution<double>(0, 1)(rng) < q; };
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
@@ -552,6 +559,12 @@ std::string random_approximations(const Pipeline& p, std::mt19937_64& rng) {
     }
     if (dims == 3 && channel_source(p, f) && chance(0.3)) {
       ds.push_back("channels(" + std::to_string(1 + pick(2)) + ")");
+    }
+    // Precision lowering where nothing else approximates the func, drawn from a stream of
+    // its own so that the draws above (and the seeds' schedules) stay what they were.
+    if (ds.empty() && f.type == Float32() && f.name != p.output.func &&
+        std::uniform_int_distribution<int>(0, 1)(storage_rng) == 0) {
+      ds.push_back("store_as(f16)");
     }
     std::string value = to_string(f.value);
     size_t in = value.find(" in ");
@@ -586,13 +599,14 @@ void run_random_perforations(int per_pipeline, uint64_t seed, bool paper_pipelin
     if (paper_pipelines_only && !paper.count(std::filesystem::path(path).stem().string())) continue;
     Case c(path, 24, 18);
     std::mt19937_64 rng(seed + std::hash<std::string>()(c.pipeline.name) % 1000);
+    std::mt19937_64 storage_rng(seed + 16);
     auto start = std::chrono::steady_clock::now();
     int done = 0;
     for (int attempt = 0; attempt < 4 * per_pipeline && done < per_pipeline; ++attempt) {
       RandomScheduleOptions options;
       try {
-        options.base =
-            compile_schedule(random_approximations(c.pipeline, rng), "<random>", c.pipeline);
+        options.base = compile_schedule(random_approximations(c.pipeline, rng, storage_rng),
+                                        "<random>", c.pipeline);
       } catch (const CompileError& e) {
         ++rejected;
         if (std::getenv("STIPPLE_PERFORATION_VERBOSE")) std::printf("rejected: %s\n", e.what());
@@ -602,6 +616,8 @@ void run_random_perforations(int per_pipeline, uint64_t seed, bool paper_pipelin
       ++checked;
       ++done;
       SCOPED_TRACE(c.pipeline.name + " under\n" + print_schedule(s, c.pipeline));
+      if (std::getenv("STIPPLE_PERFORATION_VERBOSE"))
+        std::printf("checking: %s\n", print_schedule(s, c.pipeline).c_str());
       Buffer evaluated = evaluate_pipeline(apply_perforation(c.pipeline, s).pipeline, c.inputs);
       LoweredFunction f = lower(c.pipeline, s);
       auto fn = jit->compile(f);

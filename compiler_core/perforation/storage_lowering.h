@@ -1,0 +1,31 @@
+// Precision lowering as a rewrite of the pipeline (VizGen: Accelerating Visual Computing
+// Prototypes in Dynamic Languages, "Array storage alteration" and §9.2): a func scheduled
+// `store_as(f16)` becomes an f16 func of the language (LANGUAGE.md, "Types"). Its
+// definition rounds the f32 value it computes to IEEE binary16, nearest even, where the
+// value is computed; its buffer, wherever the schedule puts it, holds halves (half the
+// bytes of f32: what a memory-bound stage gains); and every read of it widens the half to
+// f32 exactly, as a read of an f16 func the program declared does:
+//
+//   func A(x, y) = sum(i in -8..8 : k(i) * in(x - i, y))           with A.store_as(f16)
+//   -> func A(x, y) = f16(sum(i in -8..8 : k(i) * in(x - i, y)))   (an f16 func)
+//      and each A(x, y - i) in a reader -> f32(A(x, y - i))
+//
+// Everything after it (the evaluator, lowering, every back end) sees an ordinary f16
+// func, so the variant computes the same bits everywhere, and the evaluator run on the
+// rewritten pipeline is its reference. The schedule checker accepts store_as only on an
+// f32 func without update definitions that is not the output, and not together with a
+// perforation or channels of the same func (approximation.h).
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "compiler_core/ir/pipeline.h"
+
+namespace stipple::perforation {
+
+/// p with each func named in `storage` (all f32, none the output) stored as the type given
+/// (Float16).
+Pipeline lower_storage(const Pipeline& p, const std::map<std::string, Type>& storage);
+
+}  // namespace stipple::perforation
