@@ -122,6 +122,19 @@ TEST(Genome, EachPerforationKindDecodesToItsDirective) {
   stage("out").perforation = reduction;
   d = space.decode(g);
   EXPECT_NE(d.text.find("perforate_reduction(i, grid(2))"), std::string::npos) << d.text;
+
+  // Precision lowering, and back from the schedule by encode.
+  PerforationGene store;
+  store.kind = PerforationKind::StoreF16;
+  stage("out").perforation = PerforationGene{};
+  stage("A").perforation = store;
+  d = space.decode(g);
+  EXPECT_EQ(d.dropped, 0) << d.text;
+  EXPECT_NE(d.text.find(".store_as(f16)"), std::string::npos) << d.text;
+  Genome back = space.encode(d.schedule);
+  for (const StageGene& s : back.stages) {
+    EXPECT_EQ(s.perforation.kind == PerforationKind::StoreF16, s.func == "A") << s.func;
+  }
 }
 
 TEST(Genome, EncodeFindsTheHandSchedulesChoices) {
