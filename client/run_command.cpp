@@ -224,8 +224,8 @@ CommandRunner add_run_command(CLI::App& app) {
                 "use the reference evaluator instead of native code (with --schedule, of "
                 "the schedule's approximations)");
   cmd->add_option("--time", opt->time_runs,
-                  "after the first run, run N more times into its output buffer (not reallocated) "
-                  "and print the median time")
+                  "after the first run, run N more times and print the median time (native "
+                  "code computes into the first run's output buffer; the evaluator allocates)")
       ->check(CLI::Range(1, 100000));
   cmd->add_option("--threads", opt->threads,
                   "threads for the native code's parallel loops (default: one per core)")

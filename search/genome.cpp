@@ -221,7 +221,8 @@ void SearchSpace::randomize_perforation(StageGene& s, std::mt19937_64& rng) cons
   }
   if (!info->reduction_vars.empty()) kinds.push_back(PerforationKind::Reduction);
   if (dims == 3) kinds.push_back(PerforationKind::Channels);
-  // StoreF16 is decoded and encoded (a seed's store_as survives) but not drawn yet: on the
+  // StoreF16 is decoded and encoded (a seed's store_as survives, unless the same func's
+  // reductions are perforated too: one approximation per gene) but not drawn yet: on the
   // machines measured so far halves paid on no stage (bench/README.md, "Issue #28"), and
   // drawn at random they cost the genetic search at budget 36 its step past the seed in 1
   // of 4 runs of TuningSessionTest.GeneticImprovesOverItsSeed (0 of 6 without them).

@@ -32,7 +32,7 @@ enum class PerforationKind : uint8_t {
   Importance,  // perforate(importance(f), reconstruction)
   Reduction,   // perforate_reduction(r, grid(stride))
   Channels,    // channels(1): compute the first channel, take the others from the input
-  StoreF16,    // store_as(f16): precision lowering (decoded and encoded; not drawn yet)
+  StoreF16,    // store_as(f16): precision lowering (decoded, encoded; not drawn yet)
 };
 
 struct PerforationGene {

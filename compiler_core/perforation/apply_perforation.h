@@ -18,7 +18,8 @@
 //   downsampled); reads see 0 elsewhere. truncate(p, first | last): reads see 0 in the
 //   skipped share of the output's extent along v, and f computes only the rest.
 // - store_as(f16): f becomes an f16 func, its readers widen (storage_lowering.h); done
-//   first, on funcs that have no other approximation.
+//   first, on funcs that are neither perforated nor channel-copied (their reductions may
+//   be perforated: that rewrites the value inside the rounding).
 // - channels(c): reads of channel ch >= c (the last dimension) copy the input
 //   (channel_source) at the same point instead; f computes channels 0..c-1 only.
 // - The output, when its points change: its definition moves to `<out>$samples` (which

@@ -561,7 +561,8 @@ std::string random_approximations(const Pipeline& p, std::mt19937_64& rng,
       ds.push_back("channels(" + std::to_string(1 + pick(2)) + ")");
     }
     // Precision lowering where nothing else approximates the func, drawn from a stream of
-    // its own so that the draws above (and the seeds' schedules) stay what they were.
+    // its own so that the draws above stay what they were (the random schedules drawn on top of
+    // them may differ: the base they start from has the extra directive).
     if (ds.empty() && f.type == Float32() && f.name != p.output.func &&
         std::uniform_int_distribution<int>(0, 1)(storage_rng) == 0) {
       ds.push_back("store_as(f16)");

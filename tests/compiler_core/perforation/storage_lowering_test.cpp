@@ -175,8 +175,8 @@ output out
 
 #if defined(__x86_64__)
 // With F16C, the stored func's vectors convert in one instruction each way (vcvtph2ps,
-// vcvtps2ph): LLVM's fpext and fptrunc of half vectors; without it, or when switched off,
-// the integer steps of codegen_f16.cpp, which have neither.
+// vcvtps2ph): LLVM's fpext and fptrunc of half vectors; without F16C (CodeGenTarget::
+// f16_conversions false), the integer steps of codegen_f16.cpp, which have neither.
 TEST(StorageLowering, F16CConvertsTheStoredFuncsVectors) {
   if (!__builtin_cpu_supports("f16c")) GTEST_SKIP() << "this CPU has no F16C";
   Pipeline p = compile_pipeline(kProgram, "stored.stp");
