@@ -134,8 +134,13 @@ std::unique_ptr<JitCompiler> JitCompiler::create() {
   initialize_llvm_targets();
   // host_target takes the CPU name and features from sys::getHostCPUName and
   // sys::getHostCPUFeatures: code may use every ISA extension the host has.
+  return create(host_target());
+}
+
+std::unique_ptr<JitCompiler> JitCompiler::create(const TargetSpec& target) {
+  initialize_llvm_targets();
   auto impl = std::make_unique<Impl>();
-  impl->target = host_target();
+  impl->target = target;
   llvm::orc::JITTargetMachineBuilder jtmb{llvm::Triple(impl->target.triple)};
   jtmb.setCPU(impl->target.cpu);
   jtmb.getFeatures() = llvm::SubtargetFeatures(impl->target.features);

@@ -20,6 +20,8 @@
 
 namespace stipple::codegen {
 
+struct TargetSpec;  // target_machine.h
+
 /// Where the compile time went, in milliseconds.
 struct CompileStats {
   double generate_ms = 0;  // Stipple IR -> LLVM IR (and verification)
@@ -68,6 +70,10 @@ class JitCompiler {
  public:
   /// A JIT for the host. Throws InternalError when LLVM cannot target the host.
   static std::unique_ptr<JitCompiler> create();
+  /// A JIT for `target`, which the host must be able to run (named_target("x86-64"), the
+  /// portable baseline, on any x86-64 host): how tests run the code paths that the host's
+  /// own extensions replace (codegen_f16.cpp's integer conversions where it has F16C).
+  static std::unique_ptr<JitCompiler> create(const TargetSpec& target);
   ~JitCompiler();
   JitCompiler(const JitCompiler&) = delete;
   JitCompiler& operator=(const JitCompiler&) = delete;

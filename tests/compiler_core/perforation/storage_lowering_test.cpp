@@ -18,6 +18,7 @@
 
 #include "compiler_core/codegen/jit.h"
 #include "compiler_core/codegen/run_lowered.h"
+#include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/interp/evaluator.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
@@ -110,7 +111,13 @@ TEST(StorageLowering, F16RoundsOnceWhereComputedAndReadersWidenExactly) {
   };
 
   Pipeline p = compile_pipeline(kProgram, "stored.stp");
-  auto jit = codegen::JitCompiler::create();
+  // The host's JIT (with F16C, hardware conversions) and, on x86-64, one for the portable
+  // baseline, which has no F16C: codegen_f16.cpp's integer conversions.
+  std::vector<std::unique_ptr<codegen::JitCompiler>> jits;
+  jits.push_back(codegen::JitCompiler::create());
+#if defined(__x86_64__)
+  jits.push_back(codegen::JitCompiler::create(codegen::named_target("x86-64")));
+#endif
   Buffer exact = evaluate_pipeline(p, {{"in", in}});
   for (const char* text : {"A.store_as(f16)", "A.store_as(f16).compute_root()",
                            "A.store_as(f16).compute_root().vectorize(x, 8)\nout.vectorize(x, 8)",
@@ -121,20 +128,22 @@ TEST(StorageLowering, F16RoundsOnceWhereComputedAndReadersWidenExactly) {
     Schedule s = compile_schedule(text, "stored.sched", p);
     Buffer evaluated = evaluate_pipeline(apply_perforation(p, s).pipeline, {{"in", in}});
     LoweredFunction f = lower(p, s);
-    Buffer compiled = run_lowered(*jit->compile(f), f, p, {{"in", in}}, {}, {width, height});
-    int changed = 0;
-    for (int64_t y = 0; y < height; ++y) {
-      for (int64_t x = 0; x < width; ++x) {
-        const float want = seen(x, y) + seen(x + 1, y);
-        const float got = compiled.data_as<float>()[y * width + x];
-        ASSERT_TRUE(same_value(got, want)) << x << "," << y << ": " << got << " want " << want;
-        ASSERT_TRUE(same_value(evaluated.data_as<float>()[y * width + x], got)) << x << "," << y;
-        changed += !same_value(exact.data_as<float>()[y * width + x], want);
+    for (const auto& jit : jits) {
+      Buffer compiled = run_lowered(*jit->compile(f), f, p, {{"in", in}}, {}, {width, height});
+      int changed = 0;
+      for (int64_t y = 0; y < height; ++y) {
+        for (int64_t x = 0; x < width; ++x) {
+          const float want = seen(x, y) + seen(x + 1, y);
+          const float got = compiled.data_as<float>()[y * width + x];
+          ASSERT_TRUE(same_value(got, want)) << x << "," << y << ": " << got << " want " << want;
+          ASSERT_TRUE(same_value(evaluated.data_as<float>()[y * width + x], got)) << x << "," << y;
+          changed += !same_value(exact.data_as<float>()[y * width + x], want);
+        }
       }
+      // The test has teeth: most sums differ from the f32 pipeline's.
+      EXPECT_GT(changed, width * height / 2);
+      EXPECT_EQ(std::memcmp(evaluated.data(), compiled.data(), compiled.size_in_bytes()), 0);
     }
-    // The test has teeth: most sums differ from the f32 pipeline's.
-    EXPECT_GT(changed, width * height / 2);
-    EXPECT_EQ(std::memcmp(evaluated.data(), compiled.data(), compiled.size_in_bytes()), 0);
   }
 }
 
@@ -185,6 +194,10 @@ TEST(StorageLowering, F16CConvertsTheStoredFuncsVectors) {
   const std::string ir = codegen::JitCompiler::create()->llvm_ir(lower(p, s), false);
   EXPECT_NE(ir.find("fptrunc <8 x float>"), std::string::npos) << ir;
   EXPECT_NE(ir.find("fpext <8 x half>"), std::string::npos) << ir;
+  // The portable baseline's JIT (the other half of the value test above) has no F16C.
+  const std::string portable =
+      codegen::JitCompiler::create(codegen::named_target("x86-64"))->llvm_ir(lower(p, s), false);
+  EXPECT_EQ(portable.find("half>"), std::string::npos) << portable;
 }
 #endif
 
