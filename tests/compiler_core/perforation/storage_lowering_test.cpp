@@ -25,6 +25,7 @@
 #include "compiler_core/lowering/lower.h"
 #include "compiler_core/perforation/apply_perforation.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "tests/compiler_core/perforation/schedule_errors.h"
 
 namespace stipple::perforation {
 namespace {
@@ -97,6 +98,14 @@ TEST(StorageLowering, F16RoundsOnceWhereComputedAndReadersWidenExactly) {
                                std::numeric_limits<float>::quiet_NaN(),
                                std::numeric_limits<float>::infinity(),
                                5.4e-5f};
+  // NaNs with payloads (one negative): a hardware narrowing keeps the payload's top bits,
+  // the language makes every stored NaN 0x7e00 with its sign (codegen_f16.cpp's fix-up),
+  // which the byte comparison with the evaluator below sees through the f32 sums.
+  for (uint32_t bits : {0x7fc12345u, 0xffd0abcdu, 0x7f812345u}) {
+    float nan;
+    std::memcpy(&nan, &bits, sizeof nan);
+    values.push_back(nan);
+  }
   while (values.size() < static_cast<size_t>(width * height)) {
     values.push_back(std::ldexp(std::uniform_real_distribution<float>(-1, 1)(rng),
                                 std::uniform_int_distribution<int>(-26, 16)(rng)));
@@ -160,26 +169,12 @@ func out(x, y) = f32(n(x, y)) + h(x)
 output out
 )",
                                 "kinds.stp");
-  struct Bad {
-    const char* text;
-    const char* where;
-    const char* message;
-  };
-  for (const Bad& b : std::vector<Bad>{
-           {"n.store_as(f16)", "1:3", "store_as(f16) stores an f32 func as f16; 'n' is i32"},
-           {"h.compute_root()\nh.store_as(f16)", "2:3",
-            "store_as applies to funcs without update definitions; 'h' has 1"},
-       }) {
-    SCOPED_TRACE(b.text);
-    try {
-      compile_schedule(b.text, "k.sched", p);
-      ADD_FAILURE() << "accepted";
-    } catch (const CompileError& e) {
-      const std::string m = e.what();
-      EXPECT_NE(m.find(std::string("k.sched:") + b.where + ": error: "), std::string::npos) << m;
-      EXPECT_NE(m.find(b.message), std::string::npos) << m;
-    }
-  }
+  expect_refused(
+      p, {
+             {"n.store_as(f16)", "1:3", "store_as(f16) stores an f32 func as f16; 'n' is i32"},
+             {"h.compute_root()\nh.store_as(f16)", "2:3",
+              "store_as applies to funcs without update definitions; 'h' has 1"},
+         });
 }
 
 #if defined(__x86_64__)
