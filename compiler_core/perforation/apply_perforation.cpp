@@ -1,7 +1,9 @@
 // Image perforation as a pipeline rewrite (apply_perforation.h).
 #include "compiler_core/perforation/apply_perforation.h"
 
+#include <algorithm>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <set>
@@ -14,6 +16,7 @@
 #include "compiler_core/perforation/importance_sampling.h"
 #include "compiler_core/perforation/irregular_reconstruction.h"
 #include "compiler_core/perforation/reduction_perforation.h"
+#include "compiler_core/perforation/sampled_producers.h"
 #include "compiler_core/perforation/stage_templates.h"
 #include "compiler_core/perforation/storage_lowering.h"
 #include "compiler_core/schedule/approximation.h"
@@ -322,7 +325,7 @@ PerforatedPipeline apply_perforation(const Pipeline& original, const Schedule& s
                                      const PerforationOptions& options, CongruenceProver* prover) {
   if (!has_approximation(s)) return {original, s};
   std::unique_ptr<CongruenceProver> own;
-  if (!prover && options.congruence) {
+  if (!prover && (options.congruence || options.sampled_producers)) {
     own = std::make_unique<CongruenceProver>();
     prover = own.get();
   }
@@ -513,9 +516,20 @@ PerforatedPipeline apply_perforation(const Pipeline& original, const Schedule& s
       FuncSchedule moved = t.funcs.count(out) ? t.funcs[out] : FuncSchedule{};
       moved.compute = LoopLevel::root();
       moved.store.reset();
+      // bound(...) fixes the output's region: it stays with the output (whose readers'
+      // regions, the samples' included, then follow from it as constants).
+      std::vector<Directive> bounds;
+      if (auto st = moved.stages.find(0); st != moved.stages.end()) {
+        auto& ds = st->second.directives;
+        auto is_bound = [](const Directive& d) { return d.name == "bound"; };
+        std::copy_if(ds.begin(), ds.end(), std::back_inserter(bounds), is_bound);
+        ds.erase(std::remove_if(ds.begin(), ds.end(), is_bound), ds.end());
+      }
       t.funcs.erase(out);
       t.funcs[samples] = std::move(moved);
       schedule_output_reconstruction(t, f, recon);
+      auto& out_directives = t.funcs[out].stages[0].directives;
+      out_directives.insert(out_directives.begin(), bounds.begin(), bounds.end());
       for (Func& g : recon) {
         output_reconstruction.insert(g.name);
         q.funcs.push_back(std::move(g));
@@ -545,6 +559,21 @@ PerforatedPipeline apply_perforation(const Pipeline& original, const Schedule& s
         }
       }
     }
+  }
+  // The realised producers of funcs computed at strided points, computed at those points
+  // only (sampled_producers.h).
+  if (options.sampled_producers) {
+    std::vector<SampledFunc> sampled;
+    std::set<std::string> keep;
+    for (const auto& [name, r] : rules) {
+      keep.insert(name);
+      if (!r.approximation.stores_samples()) continue;
+      SampledFunc f{r.samples, {}};
+      for (size_t d = 0; d < r.func->args.size(); ++d)
+        f.spacing.push_back(computed_spacing(r.approximation, *r.func, d));
+      sampled.push_back(std::move(f));
+    }
+    sample_producers(q, t, sampled, keep, *prover);
   }
   return result;
 }

@@ -37,6 +37,8 @@ namespace stipple::perforation {
 struct PerforationOptions {
   /// Congruence simplification of on-demand grid reads (congruence.h).
   bool congruence = true;
+  /// Realised producers of strided funcs computed at the points read (sampled_producers.h).
+  bool sampled_producers = true;
 };
 
 struct PerforatedPipeline {

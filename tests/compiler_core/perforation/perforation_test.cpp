@@ -444,6 +444,73 @@ TEST(Perforation, CongruenceSimplificationInTheLoopNest) {
   }
 }
 
+// The bilateral grid's slice per tile of a perforated output (the benchmark's schedule):
+// interp is read at (x * 2, y * 2) only, so it is computed at those points.
+const char* kSampledSlice = R"(K.compute_root()
+blurx.compute_root().vectorize(x, 8)
+blury.compute_root().vectorize(x, 8)
+blurz.compute_root().vectorize(x, 8)
+interp.compute_at(out, xo).vectorize(x, 8).reorder(c, x, y).unroll(c, 4)
+out.perforate(grid(2, 2)).bound(c, 0, 3).tile(x, y, xo, yo, xi, yi, 16, 8)
+   .reorder(xi, yi, c, xo, yo).vectorize(xi, 8).parallel(yo)
+)";
+
+TEST(Perforation, RealisedProducersAreComputedAtTheSampledPointsOnly) {
+  Case c(pipeline_path("bilateral_grid"), 45, 31);
+  Schedule s = compile_schedule(kSampledSlice, "<test>", c.pipeline);
+  PerforatedPipeline with = apply_perforation(c.pipeline, s);
+  PerforatedPipeline without = apply_perforation(c.pipeline, s, {.sampled_producers = false});
+
+  // interp$sampled is interp at the even points, with interp's schedule; interp is inlined
+  // into it, and out$samples reads it at the quotients.
+  const Func* sampled = with.pipeline.find_func("interp$sampled");
+  ASSERT_NE(sampled, nullptr);
+  EXPECT_EQ(without.pipeline.find_func("interp$sampled"), nullptr);
+  const std::string value = to_string(sampled->value);
+  EXPECT_NE(value.find("x * 2 + 0"), std::string::npos) << value;
+  EXPECT_NE(value.find("y * 2 + 0"), std::string::npos) << value;
+  const std::string reader = to_string(with.pipeline.find_func("out$samples")->value);
+  EXPECT_NE(reader.find("interp$sampled(x, y, c)"), std::string::npos) << reader;
+  EXPECT_EQ(reader.find("interp("), std::string::npos) << reader;
+  const FuncSchedule* fs = with.schedule.find("interp$sampled");
+  ASSERT_TRUE(fs && fs->compute);
+  EXPECT_EQ(*fs->compute, LoopLevel::at("out$samples", 0, "xo"));
+  EXPECT_EQ(with.schedule.find("interp"), nullptr);
+  ASSERT_NE(without.schedule.find("interp"), nullptr);
+
+  // bound(c, 0, 3) stays with the output (the reconstruction), not its samples.
+  auto has_bound = [](const Schedule& t, const std::string& f) {
+    const FuncSchedule* g = t.find(f);
+    if (!g || !g->stages.count(0)) return false;
+    for (const Directive& d : g->stages.at(0).directives)
+      if (d.name == "bound") return true;
+    return false;
+  };
+  EXPECT_TRUE(has_bound(with.schedule, "out"));
+  EXPECT_FALSE(has_bound(with.schedule, "out$samples"));
+
+  // The same values, bit for bit: evaluated with and without, compiled with, and compiled
+  // without (the evaluator's pipeline lowered as it is).
+  auto jit = codegen::JitCompiler::create();
+  Variant a = run_variant(*jit, c, kSampledSlice);
+  Variant b = run_variant(*jit, c, kSampledSlice, {.sampled_producers = false});
+  EXPECT_TRUE(same_bytes(a.evaluated, b.evaluated));
+  EXPECT_TRUE(same_bytes(a.evaluated, a.compiled));
+  LoweredFunction f = lower(without.pipeline, without.schedule);
+  auto fn = jit->compile(f);
+  EXPECT_TRUE(
+      same_bytes(run_lowered(*fn, f, without.pipeline, c.inputs, {}, c.extents), a.compiled));
+
+  // A producer read at several residues (edge, by A's taps at x * 4 - i) stays as it is.
+  Pipeline blur = load_pipeline_file(pipeline_path("two_pass_blur"));
+  PerforatedPipeline taps = apply_perforation(
+      blur, compile_schedule("edge.compute_at(out, xo)\nA.perforate(grid(4, 1)).compute_at(out, "
+                             "xo)\nout.tile(x, y, xo, yo, xi, yi, 64, 32)",
+                             "<test>", blur));
+  EXPECT_EQ(taps.pipeline.find_func("edge$sampled"), nullptr);
+  EXPECT_NE(taps.schedule.find("edge"), nullptr);
+}
+
 TEST(Perforation, CheckerNamesTheArgumentAtFault) {
   Pipeline p = load_pipeline_file(pipeline_path("two_pass_blur"));
   expect_refused(
@@ -606,7 +673,10 @@ void run_random_perforations(int per_pipeline, uint64_t seed, bool paper_pipelin
       SCOPED_TRACE(c.pipeline.name + " under\n" + print_schedule(s, c.pipeline));
       if (std::getenv("STIPPLE_PERFORATION_VERBOSE"))
         std::printf("checking: %s\n", print_schedule(s, c.pipeline).c_str());
-      Buffer evaluated = evaluate_pipeline(apply_perforation(c.pipeline, s).pipeline, c.inputs);
+      // The evaluator's reference without sampled producers (sampled_producers.h), which
+      // the compiled variant has: they change where values are computed, never a value.
+      Buffer evaluated = evaluate_pipeline(
+          apply_perforation(c.pipeline, s, {.sampled_producers = false}).pipeline, c.inputs);
       LoweredFunction f = lower(c.pipeline, s);
       auto fn = jit->compile(f);
       Buffer compiled = run_lowered(*fn, f, c.pipeline, c.inputs, {}, c.extents);
