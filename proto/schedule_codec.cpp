@@ -180,7 +180,7 @@ Directive decode_directive(const proto::Directive& m, int stage) {
   if (!problem.empty()) fail(problem);
   DirectiveScope scope = find_directive_spec(d.name)->scope;
   if (scope == DirectiveScope::Func) fail(d.name + " is a level, not a stage directive");
-  if (whole_func_directive(scope) && stage != 0) {
+  if (whole_func_directive(scope, d.name) && stage != 0) {
     fail(d.name + " applies to the whole func; it belongs to stage 0");
   }
   return d;

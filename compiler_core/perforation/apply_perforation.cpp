@@ -371,6 +371,8 @@ PerforatedPipeline apply_perforation(const Pipeline& original, const Schedule& s
   for (Func& f : q.funcs) {
     auto a = approximations.find(f.name);
     if (a != approximations.end()) {
+      for (const auto& [k, reductions] : a->second.update_reductions)
+        f.updates[k] = perforate_update(f.updates[k], f.name, reductions);
       f.value = perforate_reductions(f.value, a->second.reductions, a->second.loops);
       std::map<std::string, Expr> scaled;
       for (size_t d = 0; d < f.args.size(); ++d) {

@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 
+#include "compiler_core/ir/ir_equality.h"
 #include "compiler_core/ir/ir_mutator.h"
 #include "compiler_core/ir/substitute.h"
 
@@ -66,6 +67,77 @@ Expr scaled_count(const Expr& n, double p, double offset) {
   return Cast::make(Int32(), scaled);
 }
 
+// A reduction domain with its perforated variables' iterations thinned: the new domain,
+// each old variable in terms of the new one, and iterations / kept (f32) for rescaled sums.
+struct PerforatedDomain {
+  std::vector<ReductionVariable> domain;
+  std::map<std::string, Expr> replacements;
+  Expr scale;
+  bool perforated = false;
+};
+
+PerforatedDomain perforate_domain(
+    const std::vector<ReductionVariable>& old,
+    const std::map<std::string, const ReductionPerforation*>& reductions,
+    const std::map<std::string, const LoopPerforation*>& loops) {
+  PerforatedDomain d;
+  for (const ReductionVariable& rv : old) {
+    ReductionVariable n = rv;
+    Expr v = Variable::make(rv.name, VarKind::Reduction);
+    Expr count = add(sub(rv.max, rv.min), i32(1));
+    Expr kept;
+    if (auto r = reductions.find(rv.name); r != reductions.end()) {
+      d.perforated = true;
+      if (r->second->fraction) {
+        // Midpoints of `kept` equal parts: kept = n gives every iteration.
+        kept = max(scaled_count(count, *r->second->fraction, 0.5), i32(1));
+        d.replacements[rv.name] =
+            add(rv.min, div(mul(add(mul(v, i32(2)), i32(1)), count), mul(kept, i32(2))));
+      } else {
+        const int64_t s = r->second->stride;
+        kept = max(add(div(sub(rv.max, rv.min), i32(s)), i32(1)), i32(1));
+        d.replacements[rv.name] = add(rv.min, mul(v, i32(s)));
+      }
+      n.min = i32(0);
+      n.max = sub(kept, i32(1));
+      Expr ratio = Div::make(Cast::make(Float32(), count), Cast::make(Float32(), kept));
+      d.scale = d.scale.defined() ? Mul::make(d.scale, ratio) : ratio;
+    } else if (auto l = loops.find(rv.name); l != loops.end()) {
+      const LoopPerforation& lp = *l->second;
+      d.perforated = true;
+      if (lp.kind == LoopPerforationKind::Stride) {
+        n.min = i32(0);
+        n.max = div(sub(rv.max, rv.min), i32(lp.stride));
+        d.replacements[rv.name] = add(rv.min, mul(v, i32(lp.stride)));
+      } else if (lp.kind == LoopPerforationKind::Random) {
+        // kept ~ (1 - p) n iterations, one at a pseudo-random place in each of kept equal
+        // strata: iteration k runs min + (k n + r(k)) / kept, r(k) a hash of k in
+        // [0, n). The same iterations for every point (and in the evaluator).
+        Expr kept = max(scaled_count(count, 1.0 - lp.fraction, 0.5), i32(1));
+        Expr hash = Div::make(add(mul(v, i32(668265263)), i32(374761393)), i32(65536));
+        Expr jitter = Mod::make(hash, count);
+        n.min = i32(0);
+        n.max = sub(kept, i32(1));
+        d.replacements[rv.name] = add(rv.min, Div::make(add(mul(v, count), jitter), kept));
+      } else {
+        Expr skipped = scaled_count(count, lp.fraction, 0.0);
+        if (lp.kind == LoopPerforationKind::TruncateLast) {
+          n.max = sub(rv.max, skipped);
+        } else {
+          n.min = add(rv.min, skipped);
+        }
+      }
+    }
+    d.domain.push_back(std::move(n));
+  }
+  return d;
+}
+
+// `e` times the f32 factor, in e's float type.
+Expr rescaled(const Expr& e, const Expr& scale) {
+  return Mul::make(e, e.type() == Float32() ? scale : Cast::make(e.type(), scale));
+}
+
 class PerforateReductions : public IRMutator {
  public:
   PerforateReductions(const std::vector<ReductionPerforation>& reductions,
@@ -80,66 +152,11 @@ class PerforateReductions : public IRMutator {
 
   Expr visit(const Reduce* op) override {
     Expr body = mutate(op->body);
-    std::vector<ReductionVariable> domain;
-    std::map<std::string, Expr> replacements;
-    Expr scale;  // f32: iterations / kept, for rescaled sums
-    bool perforated = false;
-    for (const ReductionVariable& rv : op->domain) {
-      ReductionVariable n = rv;
-      Expr v = Variable::make(rv.name, VarKind::Reduction);
-      Expr count = add(sub(rv.max, rv.min), i32(1));
-      Expr kept;
-      if (auto r = reductions_.find(rv.name); r != reductions_.end()) {
-        perforated = true;
-        if (r->second->fraction) {
-          // Midpoints of `kept` equal parts: kept = n gives every iteration.
-          kept = max(scaled_count(count, *r->second->fraction, 0.5), i32(1));
-          replacements[rv.name] =
-              add(rv.min, div(mul(add(mul(v, i32(2)), i32(1)), count), mul(kept, i32(2))));
-        } else {
-          const int64_t s = r->second->stride;
-          kept = max(add(div(sub(rv.max, rv.min), i32(s)), i32(1)), i32(1));
-          replacements[rv.name] = add(rv.min, mul(v, i32(s)));
-        }
-        n.min = i32(0);
-        n.max = sub(kept, i32(1));
-        Expr ratio = Div::make(Cast::make(Float32(), count), Cast::make(Float32(), kept));
-        scale = scale.defined() ? Mul::make(scale, ratio) : ratio;
-      } else if (auto l = loops_.find(rv.name); l != loops_.end()) {
-        const LoopPerforation& lp = *l->second;
-        perforated = true;
-        if (lp.kind == LoopPerforationKind::Stride) {
-          n.min = i32(0);
-          n.max = div(sub(rv.max, rv.min), i32(lp.stride));
-          replacements[rv.name] = add(rv.min, mul(v, i32(lp.stride)));
-        } else if (lp.kind == LoopPerforationKind::Random) {
-          // kept ~ (1 - p) n iterations, one at a pseudo-random place in each of kept equal
-          // strata: iteration k runs min + (k n + r(k)) / kept, r(k) a hash of k in
-          // [0, n). The same iterations for every point (and in the evaluator).
-          Expr kept = max(scaled_count(count, 1.0 - lp.fraction, 0.5), i32(1));
-          Expr hash = Div::make(add(mul(v, i32(668265263)), i32(374761393)), i32(65536));
-          Expr jitter = Mod::make(hash, count);
-          n.min = i32(0);
-          n.max = sub(kept, i32(1));
-          replacements[rv.name] = add(rv.min, Div::make(add(mul(v, count), jitter), kept));
-        } else {
-          Expr skipped = scaled_count(count, lp.fraction, 0.0);
-          if (lp.kind == LoopPerforationKind::TruncateLast) {
-            n.max = sub(rv.max, skipped);
-          } else {
-            n.min = add(rv.min, skipped);
-          }
-        }
-      }
-      domain.push_back(std::move(n));
-    }
-    if (!perforated && body.same_as(op->body)) return op;
-    Expr result = Reduce::make(op->op, std::move(domain), substitute(body, replacements));
+    PerforatedDomain d = perforate_domain(op->domain, reductions_, loops_);
+    if (!d.perforated && body.same_as(op->body)) return op;
+    Expr result = Reduce::make(op->op, std::move(d.domain), substitute(body, d.replacements));
     const bool sum = op->op == ReduceOp::Sum || op->op == ReduceOp::FusedSum;
-    if (scale.defined() && sum && result.type().is_float()) {
-      Expr factor = result.type() == Float32() ? scale : Cast::make(result.type(), scale);
-      result = Mul::make(result, factor);
-    }
+    if (d.scale.defined() && sum && result.type().is_float()) result = rescaled(result, d.scale);
     return result;
   }
 
@@ -153,6 +170,42 @@ class PerforateReductions : public IRMutator {
 Expr perforate_reductions(const Expr& value, const std::vector<ReductionPerforation>& reductions,
                           const std::vector<LoopPerforation>& loops) {
   return PerforateReductions(reductions, loops).mutate(value);
+}
+
+UpdateDef perforate_update(const UpdateDef& u, const std::string& func,
+                           const std::vector<ReductionPerforation>& reductions) {
+  std::map<std::string, const ReductionPerforation*> by_var;
+  for (const ReductionPerforation& r : reductions) by_var[r.var] = &r;
+  PerforatedDomain d = perforate_domain(u.domain, by_var, {});
+  UpdateDef out;
+  out.domain = std::move(d.domain);
+  for (const Expr& a : u.args) out.args.push_back(substitute(a, d.replacements));
+  Expr value = u.value;
+  // f(a) = f(a) + t (`+=`) of a float: t rescaled, so that the sum estimates the whole one.
+  auto is_self = [&](const Expr& e) {
+    const Call* c = e.as<Call>();
+    if (!c || c->call_type != CallType::Func || c->name != func || c->args.size() != u.args.size())
+      return false;
+    for (size_t i = 0; i < c->args.size(); ++i) {
+      if (!equal(c->args[i], u.args[i])) return false;
+    }
+    return true;
+  };
+  if (const Add* add_op = value.as<Add>(); add_op && d.scale.defined() && value.type().is_float()) {
+    if (is_self(add_op->a))
+      value = Add::make(add_op->a, rescaled(add_op->b, d.scale));
+    else if (is_self(add_op->b))
+      value = Add::make(rescaled(add_op->a, d.scale), add_op->b);
+  } else if (const Call* fma = value.as<Call>();
+             fma && d.scale.defined() && fma->call_type == CallType::Intrinsic &&
+             fma->intrinsic == Intrinsic::Fma && is_self(fma->args[2])) {
+    // `f(a) += p * q` is contracted to fma(p, q, f(a)) (LANGUAGE.md, "Contraction"): the
+    // product's second factor is rescaled, and it is still added with one rounding.
+    value = Call::make_intrinsic(Intrinsic::Fma,
+                                 {fma->args[0], rescaled(fma->args[1], d.scale), fma->args[2]});
+  }
+  out.value = substitute(value, d.replacements);
+  return out;
 }
 
 }  // namespace stipple::perforation

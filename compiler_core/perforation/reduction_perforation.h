@@ -14,9 +14,11 @@
 // Sidiroglou-Douskos et al.'s transformation as it is.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "compiler_core/ir/ir.h"
+#include "compiler_core/ir/pipeline.h"
 #include "compiler_core/schedule/approximation.h"
 
 namespace stipple::perforation {
@@ -24,5 +26,15 @@ namespace stipple::perforation {
 /// `value` with every Reduce over a perforated variable rewritten.
 Expr perforate_reductions(const Expr& value, const std::vector<ReductionPerforation>& reductions,
                           const std::vector<LoopPerforation>& loops);
+
+/// Update definition `u` of func `func` with the variables of its domain in `reductions`
+/// perforated as above (the splat of a bilateral grid: `grid(...) += ... for x in in, y
+/// in in` with perforate_reduction(x, grid(2)) on update(0) adds every other pixel of a
+/// row). An update that adds to the func's own value at the same point (`+=` of a float
+/// type: f(a) + t, or fma(p, q, f(a)) where the term is a product) adds its term rescaled
+/// by iterations / kept (t * scale, fma(p, q * scale, f(a))); any other update is not
+/// rescaled.
+UpdateDef perforate_update(const UpdateDef& u, const std::string& func,
+                           const std::vector<ReductionPerforation>& reductions);
 
 }  // namespace stipple::perforation

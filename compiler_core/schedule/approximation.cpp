@@ -61,6 +61,25 @@ class ApproximationReader {
     reduction_vars_ = rv.names;
   }
 
+  // The approximation directives of update(k): only perforate_reduction of a variable of
+  // its domain (the update's iterations thinned; reduction_perforation.h).
+  std::vector<ReductionPerforation> read_update(const StageSchedule& st, size_t k) {
+    reduction_vars_.clear();
+    for (const ReductionVariable& rv : f_.updates[k].domain) reduction_vars_.insert(rv.name);
+    FuncApproximation a;
+    for (const Directive& d : st.directives) {
+      if (find_directive_spec(d.name)->scope != DirectiveScope::Approximation) continue;
+      // The parser and the proto codec keep the others on stage 0 (whole_func_directive).
+      STIPPLE_INTERNAL_CHECK(d.name == "perforate_reduction", d.name + " on an update");
+      if (reduction_vars_.empty()) {
+        error(d.loc,
+              "update(" + std::to_string(k) + ") of " + q(f_.name) + " has no domain to perforate");
+      }
+      a.reductions.push_back(perforate_reduction(d, a));
+    }
+    return a.reductions;
+  }
+
   FuncApproximation read(const StageSchedule& st) {
     FuncApproximation a;
     for (const Directive& d : st.directives) {
@@ -526,9 +545,18 @@ const InputDecl* importance_source(const Pipeline& p) {
 
 FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const Func& f,
                                      const SourceText& source) {
+  const FuncSchedule* fs = s.find(f.name);
+  if (!fs) return {};
+  FuncApproximation a;
   const StageSchedule* st = pure_stage(s, f.name);
-  if (!st) return {};
-  return ApproximationReader(p, f, source).read(*st);
+  if (st) a = ApproximationReader(p, f, source).read(*st);
+  for (const auto& [stage, ust] : fs->stages) {
+    if (stage == 0 || static_cast<size_t>(stage) > f.updates.size()) continue;
+    std::vector<ReductionPerforation> r =
+        ApproximationReader(p, f, source).read_update(ust, static_cast<size_t>(stage - 1));
+    if (!r.empty()) a.update_reductions[stage - 1] = std::move(r);
+  }
+  return a;
 }
 
 bool has_approximation(const Schedule& s) {

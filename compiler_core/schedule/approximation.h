@@ -20,6 +20,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -108,9 +109,13 @@ struct FuncApproximation {
   /// binary16 where they are computed and stored so; readers widen them exactly.
   std::optional<ScalarType> storage;
   SourceLoc storage_loc;
+  /// update(k).perforate_reduction(r, ...): the perforated variables of update k's domain
+  /// (the only approximation an update definition takes).
+  std::map<size_t, std::vector<ReductionPerforation>> update_reductions;
 
   bool empty() const {
-    return !perforation && reductions.empty() && !channels && loops.empty() && !storage;
+    return !perforation && reductions.empty() && !channels && loops.empty() && !storage &&
+           update_reductions.empty();
   }
   /// Whether the func's computed points are stored apart from what its readers see (a
   /// perforated func, or one whose pure loops are perforated): then it is realised, at
@@ -120,8 +125,9 @@ struct FuncApproximation {
 
 /// Reads and checks the approximation directives of f under s: known sampling and
 /// reconstruction methods, arguments in range, variables that exist, at most one
-/// perforate, one channels and one store_as, nothing on funcs with update definitions,
-/// store_as on an f32 func other than the output, neither perforated nor with channels. Throws the
+/// perforate, one channels and one store_as, nothing on the pure definition of a func with updates,
+/// store_as on an f32 func other than the output, neither perforated nor with channels;
+/// on an update definition, perforate_reduction of its domain's variables only. Throws the
 /// CompileError at the argument at fault (source gives the line in the message).
 FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const Func& f,
                                      const SourceText& source);

@@ -135,9 +135,11 @@ enum class DirectiveScope : uint8_t {
 
 /// Approximations and bound: directives of the whole func, kept in stage 0's directive
 /// list (the pure definition's line); the parser and the proto codec refuse them on an
-/// update.
-inline bool whole_func_directive(DirectiveScope s) {
-  return s == DirectiveScope::Approximation || s == DirectiveScope::Region;
+/// update. perforate_reduction is the exception: on an update's line it thins that
+/// update's domain (approximation.h).
+inline bool whole_func_directive(DirectiveScope s, const std::string& name) {
+  return (s == DirectiveScope::Approximation || s == DirectiveScope::Region) &&
+         name != "perforate_reduction";
 }
 
 /// What one argument position accepts.

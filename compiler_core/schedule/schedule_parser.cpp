@@ -189,7 +189,7 @@ class ScheduleParser : private TokenCursor {
       if (d.name == "store_at") return set_level(fs.store, level_from(d), func, "store");
       STIPPLE_INTERNAL_CHECK(false, "func directive " + d.name + " not handled by the parser");
     }
-    if (whole_func_directive(spec->scope) && stage > 0) {
+    if (whole_func_directive(spec->scope, d.name) && stage > 0) {
       error(d.loc, d.name + " applies to the whole func; put it on a line without update(...)");
     }
     StageSchedule& st = fs.stages[stage];

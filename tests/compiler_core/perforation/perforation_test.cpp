@@ -579,6 +579,88 @@ TEST(Perforation, DirectivesRoundTripThroughTextAndProto) {
   EXPECT_EQ(a.channels, 2);
 }
 
+// A row sum by an update definition, its domain perforated.
+const char* kRowSum = R"(pipeline row_sum
+input  in : f32[x, y]
+func s(y) = f32(0)
+s(y) += in(x, y) * 0.5 for x in in
+func out(x, y) = s(y) + in(x, y)
+output out
+)";
+
+TEST(Perforation, UpdateDomainsArePerforatedAndRescaled) {
+  // s.update(0).perforate_reduction(x, grid(3)): each row adds in(0), in(3), in(6), ...,
+  // each term times width / kept (f32), so that the sum estimates the whole row's.
+  Pipeline p = compile_pipeline(kRowSum, "row_sum.stp");
+  const std::string text = "s.compute_root()\ns.update(0).perforate_reduction(x, grid(3))\n";
+  Schedule s = compile_schedule(text, "<test>", p);
+  EXPECT_EQ(compile_schedule(print_schedule(s, p), "<printed>", p), s);
+  EXPECT_EQ(from_proto(to_proto(s)), s);
+  FuncApproximation a = func_approximation(s, p, *p.find_func("s"), SourceText("", "<test>"));
+  ASSERT_EQ(a.update_reductions.count(0), 1u);
+  EXPECT_EQ(a.update_reductions[0][0].stride, 3);
+
+  const int64_t w = 37, h = 5;
+  Buffer in(ScalarType::Float32, {w, h});
+  std::mt19937 rng(28);
+  float* v = in.data_as<float>();
+  for (int64_t i = 0; i < w * h; ++i) v[i] = std::uniform_real_distribution<float>(0, 1)(rng);
+  InputImages inputs{{"in", in}};
+  const int64_t kept = (w - 1) / 3 + 1;
+  const float scale = static_cast<float>(w) / static_cast<float>(kept);
+  Buffer want(ScalarType::Float32, {w, h});
+  float* o = want.data_as<float>();
+  for (int64_t y = 0; y < h; ++y) {
+    float sum = 0;
+    // The update is fma(in, 0.5, s) (contracted); perforated, fma(in, 0.5 * scale, s).
+    for (int64_t x = 0; x < w; x += 3) sum = std::fma(v[y * w + x], 0.5f * scale, sum);
+    for (int64_t x = 0; x < w; ++x) o[y * w + x] = sum + v[y * w + x];
+  }
+  Buffer evaluated = evaluate_pipeline(apply_perforation(p, s).pipeline, inputs);
+  auto jit = codegen::JitCompiler::create();
+  LoweredFunction f = lower(p, s);
+  auto fn = jit->compile(f);
+  Buffer compiled = run_lowered(*fn, f, p, inputs, {}, {w, h});
+  EXPECT_TRUE(same_bytes(evaluated, want));
+  EXPECT_TRUE(same_bytes(compiled, want));
+
+  // The checker: only perforate_reduction of the update's own domain, and nothing on the
+  // pure definition of a func with updates.
+  expect_refused(
+      p, {{"s.update(0).perforate(grid(2))", "1:13", "applies to the whole func"},
+          {"s.update(0).perforate_reduction(y, grid(2))", "1:33", "no reduction variable 'y'"},
+          {"s.perforate_reduction(x, grid(2))", "1:3", "update definitions"}});
+}
+
+TEST(Perforation, BilateralGridSplatPerforatedStaysCloseAndMatchesTheEvaluator) {
+  // The benchmark's perforated bilateral grid: every other pixel of every other row
+  // splatted (the homogeneous weight is rescaled with the values, so their ratio is
+  // unchanged), the slice at a quarter of the points.
+  const std::string text = std::string(kSampledSlice) +
+                           "grid.update(0).reorder(gc, x, y).perforate_reduction(x, grid(2))"
+                           ".perforate_reduction(y, grid(2))\n";
+  Pipeline p = load_pipeline_file(pipeline_path("bilateral_grid"));
+  InputImages inputs;
+  inputs["in"] = photo_to_input(
+      read_image(std::string(STIPPLE_SOURCE_DIR) + "/datasets/fixtures/people-256x192.png"),
+      p.inputs[0], "people");
+  std::vector<int64_t> extents{inputs["in"].extent(0), inputs["in"].extent(1), 3};
+  auto jit = codegen::JitCompiler::create();
+  auto run = [&](const Schedule& s) {
+    LoweredFunction f = lower(p, s);
+    auto fn = jit->compile(f);
+    return run_lowered(*fn, f, p, inputs, {}, extents);
+  };
+  Schedule s = compile_schedule(text, "<test>", p);
+  Buffer exact = run(compile_schedule("", "<exact>", p));
+  Buffer got = run(s);
+  EXPECT_TRUE(same_bytes(got, evaluate_pipeline(apply_perforation(p, s).pipeline, inputs)));
+  const double de = mean_delta_e(got, exact);
+  std::printf("bilateral_grid, splat and slice perforated: mean Lab dE %.4f\n", de);
+  EXPECT_GT(de, 0.0);
+  EXPECT_LT(de, 2.0);
+}
+
 // Random approximation directives for the pure funcs of p, as schedule text.
 std::string random_approximations(const Pipeline& p, std::mt19937_64& rng,
                                   std::mt19937_64& storage_rng) {
@@ -586,6 +668,16 @@ std::string random_approximations(const Pipeline& p, std::mt19937_64& rng,
   auto chance = [&](double q) { return std::uniform_real_distribution<double>(0, 1)(rng) < q; };
   auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
   for (const Func& f : p.funcs) {
+    // An update's domain thinned (a histogram's or a splat's pixels), drawn from the
+    // second stream too.
+    for (size_t k = 0; k < f.updates.size(); ++k) {
+      const std::vector<ReductionVariable>& domain = f.updates[k].domain;
+      if (domain.empty() || std::uniform_int_distribution<int>(0, 1)(storage_rng) == 0) continue;
+      const std::string& r =
+          domain[std::uniform_int_distribution<size_t>(0, domain.size() - 1)(storage_rng)].name;
+      text += f.name + ".update(" + std::to_string(k) + ").perforate_reduction(" + r + ", grid(" +
+              std::to_string(2 + std::uniform_int_distribution<int>(0, 1)(storage_rng)) + "))\n";
+    }
     if (!f.updates.empty() || f.args.empty() || !chance(0.6)) continue;
     std::vector<std::string> ds;
     const int dims = static_cast<int>(f.args.size());
