@@ -119,14 +119,14 @@ std::vector<std::string> photos(const std::string& images, const std::string& sp
   return out;
 }
 
-// The inputs of pipeline p for a photo (demosaic reads an RGGB mosaic of it,
-// compiler_core/image/bayer.h).
-// The size photos are rendered at (--size); 0: as they are.
-int g_width = 0, g_height = 0;
+// The size photos are rendered at (--size).
+int g_width = 820, g_height = 614;
 
+// The inputs of pipeline p for a photo rendered at --size (demosaic reads an RGGB mosaic
+// of it, compiler_core/image/bayer.h).
 InputImages inputs_for(const Pipeline& p, const std::string& path) {
   Buffer photo = read_image(path);
-  if (g_width > 0 && (photo.extent(0) != g_width || photo.extent(1) != g_height))
+  if (photo.extent(0) != g_width || photo.extent(1) != g_height)
     photo = dataset::crop_resize_rgb8(photo, g_width, g_height);
   InputImages inputs;
   const InputDecl& in = p.inputs[0];
@@ -201,7 +201,8 @@ int main(int argc, char** argv) {
                  "WxH: each photo rendered at this size first (enlarged photos are softer "
                  "than native ones)");
   CLI11_PARSE(app, argc, argv);
-  if (std::sscanf(size.c_str(), "%dx%d", &g_width, &g_height) != 2 || g_width < 16 ||
+  char rest = 0;
+  if (std::sscanf(size.c_str(), "%dx%d%c", &g_width, &g_height, &rest) != 2 || g_width < 16 ||
       g_height < 16 || g_width > 8192 || g_height > 8192) {
     std::fprintf(stderr, "perforation_bench: --size takes WxH, 16 to 8192 each, found '%s'\n",
                  size.c_str());

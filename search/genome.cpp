@@ -584,6 +584,7 @@ Genome SearchSpace::encode(const Schedule& s) const {
         }
       }
     }
+    // a.update_reductions has no gene (genome.h): it is not kept.
     FuncApproximation a = func_approximation(s, p_, f, SourceText("", "<schedule>"));
     PerforationGene& pg = gene.perforation;
     if (a.perforation) {

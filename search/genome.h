@@ -33,6 +33,8 @@ enum class PerforationKind : uint8_t {
   Reduction,   // perforate_reduction(r, grid(stride))
   Channels,    // channels(1): compute the first channel, take the others from the input
   StoreF16,    // store_as(f16): precision lowering (decoded, encoded; not drawn yet)
+  // Not a gene yet: f.update(k).perforate_reduction (an update's domain thinned, the
+  // bilateral grid's splat); a seed schedule's is not kept by encode.
 };
 
 struct PerforationGene {

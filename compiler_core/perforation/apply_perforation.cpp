@@ -523,7 +523,9 @@ PerforatedPipeline apply_perforation(const Pipeline& original, const Schedule& s
       std::vector<Directive> bounds;
       if (auto st = moved.stages.find(0); st != moved.stages.end()) {
         auto& ds = st->second.directives;
-        auto is_bound = [](const Directive& d) { return d.name == "bound"; };
+        auto is_bound = [](const Directive& d) {
+          return find_directive_spec(d.name)->scope == DirectiveScope::Region;
+        };
         std::copy_if(ds.begin(), ds.end(), std::back_inserter(bounds), is_bound);
         ds.erase(std::remove_if(ds.begin(), ds.end(), is_bound), ds.end());
       }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 
 #include "compiler_core/ir/ir_equality.h"
 #include "compiler_core/ir/ir_mutator.h"
@@ -177,32 +178,44 @@ UpdateDef perforate_update(const UpdateDef& u, const std::string& func,
   std::map<std::string, const ReductionPerforation*> by_var;
   for (const ReductionPerforation& r : reductions) by_var[r.var] = &r;
   PerforatedDomain d = perforate_domain(u.domain, by_var, {});
+  // An empty domain stays empty (perforate_domain keeps at least one iteration, which for
+  // an update would write a point the exact update never writes).
+  for (size_t k = 0; k < u.domain.size(); ++k) {
+    if (!by_var.count(u.domain[k].name)) continue;
+    Expr count = add(sub(u.domain[k].max, u.domain[k].min), i32(1));
+    if (auto c = constant(count)) {
+      if (*c <= 0) d.domain[k].max = i32(-1);
+    } else {
+      d.domain[k].max = Select::make(GT::make(count, i32(0)), d.domain[k].max, i32(-1));
+    }
+  }
   UpdateDef out;
   out.domain = std::move(d.domain);
   for (const Expr& a : u.args) out.args.push_back(substitute(a, d.replacements));
   Expr value = u.value;
-  // f(a) = f(a) + t (`+=`) of a float: t rescaled, so that the sum estimates the whole one.
-  auto is_self = [&](const Expr& e) {
-    const Call* c = e.as<Call>();
-    if (!c || c->call_type != CallType::Func || c->name != func || c->args.size() != u.args.size())
-      return false;
-    for (size_t i = 0; i < c->args.size(); ++i) {
-      if (!equal(c->args[i], u.args[i])) return false;
+  // f(a) = f(a) + t or f(a) - t (`+=`, `-=`) of a float, t not reading f: t rescaled, so
+  // that the sum estimates the whole one. Contraction makes `+= p * q` fma(p, q, f(a))
+  // (and `-= p * q` fma(-p, q, f(a))): q is rescaled, still added with one rounding.
+  std::set<std::string> term_reads;
+  Expr term = addend_to_own_site(value, func, u.args);
+  const Sub* sub_op = value.as<Sub>();
+  if (!term.defined() && sub_op) {
+    // f(a) - t: the addend of f(a) + t with the same operands, when it is t.
+    Expr t = addend_to_own_site(Add::make(sub_op->a, sub_op->b), func, u.args);
+    if (t.same_as(sub_op->b)) term = t;
+  }
+  if (term.defined()) add_called_funcs(term, term_reads);
+  if (d.scale.defined() && value.type().is_float() && term.defined() && !term_reads.count(func)) {
+    if (const Add* add_op = value.as<Add>()) {
+      value = term.same_as(add_op->b) ? Add::make(add_op->a, rescaled(add_op->b, d.scale))
+                                      : Add::make(rescaled(add_op->a, d.scale), add_op->b);
+    } else if (sub_op) {
+      value = Sub::make(sub_op->a, rescaled(sub_op->b, d.scale));
+    } else {
+      const Call* fma = value.as<Call>();
+      value = Call::make_intrinsic(Intrinsic::Fma,
+                                   {fma->args[0], rescaled(fma->args[1], d.scale), fma->args[2]});
     }
-    return true;
-  };
-  if (const Add* add_op = value.as<Add>(); add_op && d.scale.defined() && value.type().is_float()) {
-    if (is_self(add_op->a))
-      value = Add::make(add_op->a, rescaled(add_op->b, d.scale));
-    else if (is_self(add_op->b))
-      value = Add::make(rescaled(add_op->a, d.scale), add_op->b);
-  } else if (const Call* fma = value.as<Call>();
-             fma && d.scale.defined() && fma->call_type == CallType::Intrinsic &&
-             fma->intrinsic == Intrinsic::Fma && is_self(fma->args[2])) {
-    // `f(a) += p * q` is contracted to fma(p, q, f(a)) (LANGUAGE.md, "Contraction"): the
-    // product's second factor is rescaled, and it is still added with one rounding.
-    value = Call::make_intrinsic(Intrinsic::Fma,
-                                 {fma->args[0], rescaled(fma->args[1], d.scale), fma->args[2]});
   }
   out.value = substitute(value, d.replacements);
   return out;

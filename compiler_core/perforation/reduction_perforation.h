@@ -30,10 +30,11 @@ Expr perforate_reductions(const Expr& value, const std::vector<ReductionPerforat
 /// Update definition `u` of func `func` with the variables of its domain in `reductions`
 /// perforated as above (the splat of a bilateral grid: `grid(...) += ... for x in in, y
 /// in in` with perforate_reduction(x, grid(2)) on update(0) adds every other pixel of a
-/// row). An update that adds to the func's own value at the same point (`+=` of a float
-/// type: f(a) + t, or fma(p, q, f(a)) where the term is a product) adds its term rescaled
-/// by iterations / kept (t * scale, fma(p, q * scale, f(a))); any other update is not
-/// rescaled.
+/// row). An update that adds to or subtracts from the func's own value at the same point,
+/// a term that does not read the func (`+=`, `-=` of a float type: f(a) + t, f(a) - t, or
+/// fma(p, q, f(a)) where the term is a product) has the term rescaled by iterations / kept
+/// (t * scale, fma(p, q * scale, f(a))); any other update is not rescaled. An empty domain
+/// stays empty. The checker refuses a variable that is an argument of the left side.
 UpdateDef perforate_update(const UpdateDef& u, const std::string& func,
                            const std::vector<ReductionPerforation>& reductions);
 

@@ -1,6 +1,7 @@
 // Producers of perforated funcs computed at the sampled points only (sampled_producers.h).
 #include "compiler_core/perforation/sampled_producers.h"
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
@@ -89,66 +90,97 @@ bool is_realised(const Schedule& t, const std::string& f) {
   return fs && fs->compute && fs->compute->kind != LevelKind::Inline;
 }
 
-// Whether any func of q but `reader` reads f.
-bool read_elsewhere(const Pipeline& q, const std::string& f, const std::string& reader) {
-  if (q.output.func == f) return true;
+// The funcs of q that read f (definitions and updates).
+std::vector<std::string> readers_of(const Pipeline& q, const std::string& f) {
+  std::vector<std::string> readers;
   for (const Func& g : q.funcs) {
-    if (g.name != reader && called_funcs(g).count(f)) return true;
+    if (called_funcs(g).count(f)) readers.push_back(g.name);
   }
-  return false;
+  return readers;
+}
+
+// The phase of dimension k that every reader's reads share (modulus 1: none).
+Phase shared_phase(const Pipeline& q, const std::vector<std::string>& readers,
+                   const std::string& producer, size_t k,
+                   const std::map<std::string, std::vector<int64_t>>& spacing_of,
+                   CongruenceProver& prover) {
+  std::optional<Phase> shared;
+  for (const std::string& r : readers) {
+    const Func* reader = q.find_func(r);
+    CollectReads collect(producer);
+    reader->value.accept(&collect);
+    Phase p = common_phase(collect.reads, k, *reader, spacing_of.at(r), prover);
+    if (p.modulus == 1 ||
+        (shared && (shared->modulus != p.modulus || shared->residue != p.residue)))
+      return Phase{};
+    shared = p;
+  }
+  return shared.value_or(Phase{});
 }
 
 }  // namespace
 
 void sample_producers(Pipeline& q, Schedule& t, const std::vector<SampledFunc>& sampled,
                       const std::set<std::string>& keep, CongruenceProver& prover) {
-  std::vector<SampledFunc> work = sampled;
+  std::map<std::string, std::vector<int64_t>> spacing_of;
+  for (const SampledFunc& f : sampled) spacing_of[f.name] = f.spacing;
+  std::vector<std::string> work;
+  for (const SampledFunc& f : sampled) work.push_back(f.name);
   while (!work.empty()) {
-    SampledFunc f = std::move(work.back());
+    const std::string f = std::move(work.back());
     work.pop_back();
     std::set<std::string> producers;
     {
-      const Func* reader = q.find_func(f.name);
-      STIPPLE_INTERNAL_CHECK(reader, "no func " + f.name);
+      const Func* reader = q.find_func(f);
+      STIPPLE_INTERNAL_CHECK(reader, "no func " + f);
       add_called_funcs(reader->value, producers);
     }
     for (const std::string& name : producers) {
-      const Func* reader = q.find_func(f.name);
       const Func* p = q.find_func(name);
-      if (!p || name == f.name || keep.count(name) || !p->updates.empty() ||
-          !is_realised(t, name) || read_elsewhere(q, name, f.name))
+      if (!p || keep.count(name) || spacing_of.count(name) || !p->updates.empty() ||
+          !is_realised(t, name) || q.output.func == name)
         continue;
-      CollectReads collect(name);
-      reader->value.accept(&collect);
+      // Every reader computes strided points (a reader that is not sampled yet may be
+      // later, and P is looked at again from it then).
+      const std::vector<std::string> readers = readers_of(q, name);
+      bool all_sampled = true;
+      for (const std::string& r : readers) all_sampled = all_sampled && spacing_of.count(r);
+      if (!all_sampled) continue;
       std::vector<Phase> phases(p->args.size());
       bool any = false;
       for (size_t k = 0; k < p->args.size(); ++k) {
-        phases[k] = common_phase(collect.reads, k, *reader, f.spacing, prover);
+        phases[k] = shared_phase(q, readers, name, k, spacing_of, prover);
         any = any || phases[k].modulus > 1;
       }
       if (!any) continue;
 
-      // P$sampled: P at the phased points, with P's schedule; P is inlined into it.
+      // P$sampled: P at the phased points, with P's schedule, in P's place: P's readers
+      // read it instead, and P, read by nothing now, is gone.
       const std::string to = sampled_name(name);
+      STIPPLE_INTERNAL_CHECK(!q.find_func(to) && !t.funcs.count(to), to + " exists already");
       Func g;
       g.name = to;
       g.args = p->args;
       g.type = p->type;
       std::map<std::string, Expr> at;
-      SampledFunc next{to, std::vector<int64_t>(p->args.size(), 1)};
+      std::vector<int64_t> spacing(p->args.size(), 1);
       for (size_t k = 0; k < p->args.size(); ++k) {
         if (phases[k].modulus == 1) continue;
-        at[p->args[k]] = Add::make(
-            Mul::make(Variable::make(p->args[k]), IntImm::make(Int32(), phases[k].modulus)),
-            IntImm::make(Int32(), phases[k].residue));
-        next.spacing[k] = phases[k].modulus;
+        Expr index =
+            Mul::make(Variable::make(p->args[k]), IntImm::make(Int32(), phases[k].modulus));
+        if (phases[k].residue != 0)
+          index = Add::make(index, IntImm::make(Int32(), phases[k].residue));
+        at[p->args[k]] = index;
+        spacing[k] = phases[k].modulus;
       }
       g.value = substitute(p->value, at);
       RetargetReads retarget(name, to, phases);
       for (Func& h : q.funcs) {
-        if (h.name == f.name) h.value = retarget.mutate(h.value);
+        if (std::find(readers.begin(), readers.end(), h.name) != readers.end())
+          h.value = retarget.mutate(h.value);
       }
-      t.funcs[to] = t.funcs[name];
+      auto schedule = t.funcs.find(name);
+      t.funcs[to] = schedule->second;
       t.funcs.erase(name);
       // Funcs computed in P's loops are computed in P$sampled's.
       for (auto& [h, fs] : t.funcs) {
@@ -156,8 +188,11 @@ void sample_producers(Pipeline& q, Schedule& t, const std::vector<SampledFunc>& 
           if (*l && (*l)->kind == LevelKind::At && (*l)->func == name) (*l)->func = to;
         }
       }
+      q.funcs.erase(std::find_if(q.funcs.begin(), q.funcs.end(),
+                                 [&](const Func& h) { return h.name == name; }));
       q.funcs.push_back(std::move(g));
-      work.push_back(std::move(next));
+      spacing_of[to] = std::move(spacing);
+      work.push_back(to);
     }
   }
 }

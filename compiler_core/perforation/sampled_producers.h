@@ -6,20 +6,24 @@
 // output) read by `out.perforate(grid(2, 2))` computed four times the points it was read
 // at, and the perforated variant was slower than the exact one.
 //
-// Where every read of a realised producer P by the perforated func F (its only reader)
-// is at one residue r modulo F's spacing s along a dimension, P is replaced by
+// Where every reader of a realised producer P computes strided points (the perforated
+// func, by perforate(grid(...)) or loop_perforate(v, stride(s)), or a producer sampled
+// before), and all their reads of P are at one residue r modulo one spacing s along a
+// dimension, P is replaced by
 //
 //   func P$sampled(x, y, c) = <P at (x * s0 + r0, y * s1 + r1, c)>
 //
-// with P's schedule (P itself is inlined into it), and each read P(e0, e1, c) by
+// with P's schedule (P is gone: nothing reads it), and each read P(e0, e1, c) by
 // P$sampled((e0 - r0) / s0, (e1 - r1) / s1, c), the quotients exact (congruence.h). The
 // values are those of P at the same points, so the variant's output is unchanged, bit for
-// bit; P$sampled is then itself read at strided points, and its own realised producers
-// are sampled the same way. A producer read at several residues (the taps of a stencil:
-// `edge(x * 4 - i)`) is left as it is.
+// bit. P$sampled computes strided points in turn, so its own realised producers are
+// sampled the same way (artistic blur: raw_sum, then the kernel data qa, qb, qc that
+// both raw_sum and the output read). A producer read at several residues (the taps of a
+// stencil: `edge(x * 4 - i)`), or by a func computing every point, is left as it is.
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <vector>
 

@@ -75,7 +75,20 @@ class ApproximationReader {
         error(d.loc,
               "update(" + std::to_string(k) + ") of " + q(f_.name) + " has no domain to perforate");
       }
-      a.reductions.push_back(perforate_reduction(d, a));
+      ReductionPerforation r = perforate_reduction(d, a);
+      // A variable standing alone on the left side names the point the update writes:
+      // thinning it would leave points unwritten (loop perforation, not an estimate).
+      for (const Expr& arg : f_.updates[k].args) {
+        const Variable* v = arg.as<Variable>();
+        if (v && v->name == r.var) {
+          error(d.args[0].loc, q(r.var) + " is where update(" + std::to_string(k) + ") of " +
+                                   q(f_.name) +
+                                   " writes (an argument of its left side): perforating it "
+                                   "would leave those points unwritten; perforate a variable "
+                                   "whose iterations add to one point");
+        }
+      }
+      a.reductions.push_back(std::move(r));
     }
     return a.reductions;
   }

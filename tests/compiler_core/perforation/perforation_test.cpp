@@ -466,9 +466,10 @@ TEST(Perforation, RealisedProducersAreComputedAtTheSampledPointsOnly) {
   const Func* sampled = with.pipeline.find_func("interp$sampled");
   ASSERT_NE(sampled, nullptr);
   EXPECT_EQ(without.pipeline.find_func("interp$sampled"), nullptr);
+  EXPECT_EQ(with.pipeline.find_func("interp"), nullptr);  // read by nothing now
   const std::string value = to_string(sampled->value);
-  EXPECT_NE(value.find("x * 2 + 0"), std::string::npos) << value;
-  EXPECT_NE(value.find("y * 2 + 0"), std::string::npos) << value;
+  EXPECT_NE(value.find("x * 2"), std::string::npos) << value;
+  EXPECT_NE(value.find("y * 2"), std::string::npos) << value;
   const std::string reader = to_string(with.pipeline.find_func("out$samples")->value);
   EXPECT_NE(reader.find("interp$sampled(x, y, c)"), std::string::npos) << reader;
   EXPECT_EQ(reader.find("interp("), std::string::npos) << reader;
@@ -509,6 +510,69 @@ TEST(Perforation, RealisedProducersAreComputedAtTheSampledPointsOnly) {
                              "<test>", blur));
   EXPECT_EQ(taps.pipeline.find_func("edge$sampled"), nullptr);
   EXPECT_NE(taps.schedule.find("edge"), nullptr);
+}
+
+// Producers read by several funcs: w by a, b and the output; a and b by the output.
+const char* kSharedProducers = R"(pipeline shared_producers
+input  in : f32[x, y]
+func w(x, y)   = in(x, y) * 2.0 + in(x + 1, y)
+func a(x, y)   = w(x, y) + 1.0
+func b(x, y)   = w(x + 1, y) * 0.5
+func out(x, y) = a(x, y) + b(x, y) + w(x, y)
+output out
+)";
+
+TEST(Perforation, ProducersAreSampledWhenEveryReaderReadsThemAtOneResidue) {
+  Case c(pipeline_path("two_pass_blur"), 37, 23);
+  c.pipeline = compile_pipeline(kSharedProducers, "shared.stp");
+  c.inputs.clear();
+  c.inputs["in"] = Buffer(ScalarType::Float32, {37, 23});
+  float* v = c.inputs["in"].data_as<float>();
+  std::mt19937 rng(7);
+  for (int64_t i = 0; i < 37 * 23; ++i) v[i] = std::uniform_real_distribution<float>(0, 1)(rng);
+  c.extents = {37, 23};
+  auto jit = codegen::JitCompiler::create();
+  struct Expected {
+    const char* schedule;
+    std::vector<const char*> sampled, kept;  // funcs with and without a $sampled
+    const char* w_value;                     // a part of w$sampled's value, if sampled
+  };
+  const std::vector<Expected> cases = {
+      // b is inlined, so it reads w at every point: w stays; a is read by the output only.
+      {"w.compute_root()\na.compute_root()\nout.perforate(grid(2, 2))", {"a"}, {"w"}, ""},
+      // a$sampled reads w at (2x, 2y), b$sampled at (2x + 1, 2y), the output at (2x, 2y):
+      // w is sampled along y only, after a and b (recursion).
+      {"w.compute_root()\na.compute_root()\nb.compute_root()\nout.perforate(grid(2, 2))",
+       {"a", "b", "w"},
+       {},
+       "in(x, y * 2)"},
+      // loop_perforate(x, stride(2)) computes strided points too.
+      {"w.compute_root()\na.compute_root()\nb.compute_root()\nout.loop_perforate(x, stride(2))",
+       {"a", "b"},
+       {"w"},
+       ""},
+  };
+  for (const Expected& e : cases) {
+    SCOPED_TRACE(e.schedule);
+    Schedule s = compile_schedule(e.schedule, "<test>", c.pipeline);
+    PerforatedPipeline with = apply_perforation(c.pipeline, s);
+    for (const char* f : e.sampled) {
+      EXPECT_NE(with.pipeline.find_func(std::string(f) + "$sampled"), nullptr) << f;
+      EXPECT_EQ(with.pipeline.find_func(f), nullptr) << f;
+    }
+    for (const char* f : e.kept) {
+      EXPECT_EQ(with.pipeline.find_func(std::string(f) + "$sampled"), nullptr) << f;
+      EXPECT_NE(with.schedule.find(f), nullptr) << f;
+    }
+    if (*e.w_value) {
+      const std::string w = to_string(with.pipeline.find_func("w$sampled")->value);
+      EXPECT_NE(w.find(e.w_value), std::string::npos) << w;
+    }
+    Variant a = run_variant(*jit, c, e.schedule);
+    Variant b = run_variant(*jit, c, e.schedule, {.sampled_producers = false});
+    EXPECT_TRUE(same_bytes(a.evaluated, b.evaluated));
+    EXPECT_TRUE(same_bytes(a.evaluated, a.compiled));
+  }
 }
 
 TEST(Perforation, CheckerNamesTheArgumentAtFault) {
@@ -624,8 +688,43 @@ TEST(Perforation, UpdateDomainsArePerforatedAndRescaled) {
   EXPECT_TRUE(same_bytes(evaluated, want));
   EXPECT_TRUE(same_bytes(compiled, want));
 
+  // `s(y) += in(x, y)`, the Add form: s(y) + in(x, y) * scale.
+  Pipeline plain = compile_pipeline(R"(pipeline row_sum_add
+input  in : f32[x, y]
+func s(y) = f32(0)
+s(y) += in(x, y) for x in in
+func out(x, y) = s(y)
+output out
+)",
+                                    "row_sum_add.stp");
+  Schedule t = compile_schedule(text, "<test>", plain);
+  Buffer want_add(ScalarType::Float32, {w, h});
+  float* oa = want_add.data_as<float>();
+  for (int64_t y = 0; y < h; ++y) {
+    float sum = 0;
+    for (int64_t x = 0; x < w; x += 3) {
+      volatile float term = v[y * w + x] * scale;  // rounded, then added
+      sum = sum + term;
+    }
+    for (int64_t x = 0; x < w; ++x) oa[y * w + x] = sum;
+  }
+  EXPECT_TRUE(
+      same_bytes(evaluate_pipeline(apply_perforation(plain, t).pipeline, inputs), want_add));
+  LoweredFunction fa = lower(plain, t);
+  auto fna = jit->compile(fa);
+  EXPECT_TRUE(same_bytes(run_lowered(*fna, fa, plain, inputs, {}, {w, h}), want_add));
+
   // The checker: only perforate_reduction of the update's own domain, and nothing on the
   // pure definition of a func with updates.
+  Pipeline hist = compile_pipeline(R"(pipeline prefix
+input  in : f32[x]
+func f(x) = in(x)
+f(r) = f(r - 1) + in(r) for r in 1..in.width - 1
+output f
+)",
+                                   "prefix.stp");
+  expect_refused(hist, {{"f.update(0).perforate_reduction(r, grid(2))", "1:33",
+                         "'r' is where update(0) of 'f' writes"}});
   expect_refused(
       p, {{"s.update(0).perforate(grid(2))", "1:13", "applies to the whole func"},
           {"s.update(0).perforate_reduction(y, grid(2))", "1:33", "no reduction variable 'y'"},
@@ -654,6 +753,8 @@ TEST(Perforation, BilateralGridSplatPerforatedStaysCloseAndMatchesTheEvaluator) 
   Schedule s = compile_schedule(text, "<test>", p);
   Buffer exact = run(compile_schedule("", "<exact>", p));
   Buffer got = run(s);
+  // The splat's perforation changes the output (the slice's alone is kSampledSlice).
+  EXPECT_FALSE(same_bytes(got, run(compile_schedule(kSampledSlice, "<slice>", p))));
   EXPECT_TRUE(same_bytes(got, evaluate_pipeline(apply_perforation(p, s).pipeline, inputs)));
   const double de = mean_delta_e(got, exact);
   std::printf("bilateral_grid, splat and slice perforated: mean Lab dE %.4f\n", de);
