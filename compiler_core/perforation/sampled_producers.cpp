@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <utility>
+#include <vector>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/ir/ir_mutator.h"
@@ -99,17 +101,27 @@ std::vector<std::string> readers_of(const Pipeline& q, const std::string& f) {
   return readers;
 }
 
-// The phase of dimension k that every reader's reads share (modulus 1: none).
-Phase shared_phase(const Pipeline& q, const std::vector<std::string>& readers,
-                   const std::string& producer, size_t k,
-                   const std::map<std::string, std::vector<int64_t>>& spacing_of,
-                   CongruenceProver& prover) {
-  std::optional<Phase> shared;
+// The reads of `producer` by each of its readers.
+using ReadsByReader = std::vector<std::pair<const Func*, std::vector<std::vector<Expr>>>>;
+ReadsByReader reads_of(const Pipeline& q, const std::vector<std::string>& readers,
+                       const std::string& producer) {
+  ReadsByReader reads;
   for (const std::string& r : readers) {
     const Func* reader = q.find_func(r);
     CollectReads collect(producer);
     reader->value.accept(&collect);
-    Phase p = common_phase(collect.reads, k, *reader, spacing_of.at(r), prover);
+    reads.emplace_back(reader, std::move(collect.reads));
+  }
+  return reads;
+}
+
+// The phase of dimension k that every reader's reads share (modulus 1: none).
+Phase shared_phase(const ReadsByReader& reads, size_t k,
+                   const std::map<std::string, std::vector<int64_t>>& spacing_of,
+                   CongruenceProver& prover) {
+  std::optional<Phase> shared;
+  for (const auto& [reader, args] : reads) {
+    Phase p = common_phase(args, k, *reader, spacing_of.at(reader->name), prover);
     if (p.modulus == 1 ||
         (shared && (shared->modulus != p.modulus || shared->residue != p.residue)))
       return Phase{};
@@ -146,10 +158,11 @@ void sample_producers(Pipeline& q, Schedule& t, const std::vector<SampledFunc>& 
       bool all_sampled = true;
       for (const std::string& r : readers) all_sampled = all_sampled && spacing_of.count(r);
       if (!all_sampled) continue;
+      const ReadsByReader reads = reads_of(q, readers, name);
       std::vector<Phase> phases(p->args.size());
       bool any = false;
       for (size_t k = 0; k < p->args.size(); ++k) {
-        phases[k] = shared_phase(q, readers, name, k, spacing_of, prover);
+        phases[k] = shared_phase(reads, k, spacing_of, prover);
         any = any || phases[k].modulus > 1;
       }
       if (!any) continue;
