@@ -9,10 +9,10 @@ answers (device_check.sh times every file of a timed pipeline that is not random
               overflow is defined; nvcc then cannot reason about the indices)
   noguard     the unrolled loops' tail guards removed (wrong where a tile has a tail: only
               for timing sizes that are whole tiles; its check fails at 333x250)
-  recip       x / 3.0f as x * 0.333333343f (inexact, as Halide's)
-  markstein   x / 3.0f as Markstein's correction of x * RN(1/3), exact for every float
-              (checked over all 2^32 on a CPU against IEEE division)
-  nowrap_markstein, nowrap_noguard: both
+  divplain    div_by_constant (division by an odd integer constant, Markstein's
+              correction of the product by the reciprocal) as the plain IEEE division it
+              replaces
+  nowrap_noguard: both
 """
 import os
 import sys
@@ -31,39 +31,16 @@ def nowrap(t):
 def noguard(t):
     return '\n'.join(l for l in t.split('\n') if not l.rstrip().endswith('break;  // false from here to the loop\'s end'))
 
-def recip(t):
-    return t.replace(' / 3.0f', ' * 0.333333343f')
+DIV_BODY = """  const float q = x * y;
+  if (q == 0.0f || !std::isfinite(q)) return q;
+  return std::fma(std::fma(-q, d, x), y, q);
+"""
 
-DIV3 = '''
-__device__ __forceinline__ float stipple_div3(float x) {
-  // x / 3 correctly rounded for every float (checked over all 2^32 on a CPU): Markstein's
-  // correction of x * RN(1/3); zero and non-finite quotients are already exact.
-  const float r = 0.333333343f;
-  const float q = x * r;
-  if (q == 0.0f || !isfinite(q)) return q;
-  return __fmaf_rn(__fmaf_rn(-q, 3.0f, x), r, q);
-}
-'''
-def markstein(t):
-    # Replaces each `(X) / 3.0f` by `stipple_div3((X))`, in text order (an inner
-    # division's `/ 3.0f` comes before its outer one's).
-    while True:
-        j = t.find(' / 3.0f')
-        if j < 0:
-            break
-        assert t[j-1] == ')', t[j-40:j+10]
-        depth = 0; k = j - 1
-        while True:
-            if t[k] == ')': depth += 1
-            elif t[k] == '(':
-                depth -= 1
-                if depth == 0: break
-            k -= 1
-        t = t[:k] + 'stipple_div3(' + t[k:j] + ')' + t[j + len(' / 3.0f'):]
-    return t.replace('namespace {\n', 'namespace {\n' + DIV3, 1)
+def divplain(t):
+    assert DIV_BODY in t, 'no div_by_constant in the file'
+    return t.replace(DIV_BODY, "  return x / d;\n", 1)
 
-T = {'nowrap': nowrap, 'noguard': noguard, 'recip': recip, 'markstein': markstein,
-     'nowrap_markstein': lambda t: markstein(nowrap(t)),
+T = {'nowrap': nowrap, 'noguard': noguard, 'divplain': divplain,
      'nowrap_noguard': lambda t: noguard(nowrap(t))}
 for spec in sys.argv[2:]:
     pipeline, name = spec.split(':')

@@ -32,6 +32,7 @@
 #include <utility>
 #include <vector>
 
+#include "compiler_core/codegen/constant_division.h"
 #include "compiler_core/codegen/cuda_target.h"
 #include "compiler_core/codegen/exit_guard.h"
 #include "compiler_core/ir/error.h"
@@ -175,12 +176,12 @@ const std::set<std::string>& reserved_names() {
       "std", "buffers", "params", "status", "int8_t", "uint8_t", "int16_t", "uint16_t", "int32_t",
       "uint32_t", "int64_t", "uint64_t", "size_t", "ptrdiff_t", "offsetof", "stipple_buffer",
       "stipple_buffer_dim", "stipple_set_num_threads", "stipple_cpp_num_threads", "wrap_add",
-      "wrap_sub", "wrap_mul", "floor_div", "euclid_mod", "float_mod", "min_of", "max_of", "abs_int",
-      "saturating_cast", "round_even", "f16_from_bits", "f16_bits", "f16_round", "f32_round_odd",
-      "pow2i", "exp_f32", "exp_f32_body", "clamp_index", "mirror_index", "outside",
-      "fits_kernel_index", "span_elements", "device_malloc", "domain_span", "median_key",
-      "MedianValues", "parallel_for", "parallel_depth", "thread_count", "i0", "i1", "i2", "i3",
-      "i4", "i5", "i6", "i7",
+      "wrap_sub", "wrap_mul", "floor_div", "euclid_mod", "float_mod", "div_by_constant", "min_of",
+      "max_of", "abs_int", "saturating_cast", "round_even", "f16_from_bits", "f16_bits",
+      "f16_round", "f32_round_odd", "pow2i", "exp_f32", "exp_f32_body", "clamp_index",
+      "mirror_index", "outside", "fits_kernel_index", "span_elements", "device_malloc",
+      "domain_span", "median_key", "MedianValues", "parallel_for", "parallel_depth", "thread_count",
+      "i0", "i1", "i2", "i3", "i4", "i5", "i6", "i7",
       // Macros and names of the C library an identifier must not hide.
       "NULL", "EOF", "NAN", "INFINITY", "HUGE_VAL", "HUGE_VALF", "errno", "assert", "unix", "linux",
       "i386", "math_errhandling", "FLT_EVAL_METHOD"};
@@ -630,6 +631,16 @@ inline T euclid_mod(T a, T b) {
 template <typename F>
 inline F float_mod(F a, F b) {
   return a - b * std::floor(a / b);
+}
+)"},
+      {{"div_by_constant"}, R"(
+// x / d for an odd integer constant d in the CUDA dialect, without a divide: y = RN(1/d) and
+// Markstein's correction, IEEE's quotient for every x (compiler_core/codegen/
+// constant_division.h says why).
+inline float div_by_constant(float x, float d, float y) {
+  const float q = x * y;
+  if (q == 0.0f || !std::isfinite(q)) return q;
+  return std::fma(std::fma(-q, d, x), y, q);
 }
 )"},
       {{"min_of", "max_of"}, R"(
@@ -1804,7 +1815,22 @@ CppGen::Value CppGen::expr(const Expr& e) {
       STIPPLE_BINARY(Add)
       STIPPLE_BINARY(Sub)
       STIPPLE_BINARY(Mul)
-      STIPPLE_BINARY(Div)
+    case IRNodeType::Div: {
+      const Div* op = e.as<Div>();
+      const Value a = expr(op->a);
+      // A GPU divides by an odd integer faster as a product and two FMAs
+      // (constant_division.h).
+      const FloatImm* divisor = op->b.as<FloatImm>();
+      if (dialect_ == Dialect::Cuda && t.code == ScalarType::Float32 && divisor != nullptr) {
+        const float d = static_cast<float>(divisor->value);
+        if (const std::optional<float> y = markstein_reciprocal(d)) {
+          return {"div_by_constant(" + unwrapped(a.text) + ", " + literal(t.code, d) + ", " +
+                      literal(t.code, *y) + ")",
+                  false};
+        }
+      }
+      return emit_binary(IRNodeType::Div, t.code, a, expr(op->b));
+    }
       STIPPLE_BINARY(Mod)
       STIPPLE_BINARY(Min)
       STIPPLE_BINARY(Max)

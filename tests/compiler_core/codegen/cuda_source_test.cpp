@@ -85,6 +85,21 @@ double max_relative_error(const Buffer& want, const Buffer& got) {
   return worst;
 }
 
+/// A lowered pipeline printed by both dialects, its function named `pipeline`.
+struct PrintedTwice {
+  std::string cu, cpp;
+};
+PrintedTwice print_cuda_and_cpp(const LoweredFunction& f) {
+  codegen::AotOptions opt;
+  opt.symbol = "pipeline";
+  opt.target = "cuda-sm_90";
+  PrintedTwice printed;
+  printed.cu = codegen::cuda_source(f, opt);
+  opt.target = "";
+  printed.cpp = codegen::cpp_source(f, opt);
+  return printed;
+}
+
 TEST(GpuSchedules, RunOnTheCpuEqualTheHandScheduleOnEveryBenchmark) {
   auto jit = codegen::JitCompiler::create();
   const int w = 131, h = 87;  // odd sizes: every tile has a tail
@@ -168,14 +183,8 @@ TEST(CudaSource, AtomicUpdatesAddWithAtomicAdd) {
       "h.update(0).atomic().gpu_tile(x, y, xo, yo, xi, yi, 16, 16)\n"
       "out.gpu_tile(x, y, xo, yo, xi, yi, 32, 8)\n",
       "hist.sched", hist, ScheduleTarget::Gpu);
-  const LoweredFunction f = lower(hist, s);
-  codegen::AotOptions opt;
-  opt.symbol = "pipeline";
-  opt.target = "cuda-sm_90";
-  const std::string cu = codegen::cuda_source(f, opt);
+  const auto [cu, cpp] = print_cuda_and_cpp(lower(hist, s));
   EXPECT_NE(cu.find("atomicAdd(&h(h_s1_site_0), 1.0f);"), std::string::npos) << cu;
-  opt.target = "";
-  const std::string cpp = codegen::cpp_source(f, opt);
   EXPECT_EQ(cpp.find("atomicAdd"), std::string::npos);
   EXPECT_NE(cpp.find("h(h_s1_site_0) = h(h_s1_site_0) + 1.0f;"), std::string::npos) << cpp;
   // gpu_schedule_from gives such an update atomic() over its pixels.
@@ -183,6 +192,29 @@ TEST(CudaSource, AtomicUpdatesAddWithAtomicAdd) {
   EXPECT_NE(derived.find("h.update(0).atomic().gpu_tile(x, y, xo, yo, xi, yi, 32, 8)"),
             std::string::npos)
       << derived;
+}
+
+TEST(CudaSource, FloatDivisionsByAConstantMultiplyByItsReciprocalAndCorrect) {
+  const Pipeline p = compile_pipeline(
+      "pipeline div\ninput in : f32[x]\n"
+      "func out(x) = in(x) / 3.0 + in(x) / 2.0 + in(x) / 10.0 + in(x) / in(x + 1)\n"
+      "  + f32(f64(in(x)) / 3.0)\n"
+      "output out\n",
+      "div.stp");
+  const Schedule s = compile_schedule("out.split(x, xo, xi, 64).gpu_blocks(xo).gpu_threads(xi)\n",
+                                      "div.sched", p, ScheduleTarget::Gpu);
+  const auto [cu, cpp] = print_cuda_and_cpp(lower(p, s));
+  // The f32 division by 3 only: by 2 the product is exact already, by 10 (even) the
+  // correction is not exact, by a value or in f64 there is no reciprocal.
+  EXPECT_NE(cu.find("div_by_constant(in(out_s0_x), 3.0f, 0.33333334f)"), std::string::npos) << cu;
+  EXPECT_EQ(cu.find(" / 3.0f"), std::string::npos) << cu;
+  EXPECT_NE(cu.find(" / 2.0f"), std::string::npos) << cu;
+  EXPECT_NE(cu.find(" / 10.0f"), std::string::npos) << cu;
+  EXPECT_NE(cu.find(" / in(wrap_add(out_s0_x, 1))"), std::string::npos) << cu;
+  EXPECT_NE(cu.find(" / 3.0)"), std::string::npos) << cu;
+  // The C++ dialect divides (a CPU's divide is fast, and g++ gives IEEE's quotient).
+  EXPECT_EQ(cpp.find("div_by_constant"), std::string::npos);
+  EXPECT_NE(cpp.find(" / 3.0f"), std::string::npos) << cpp;
 }
 
 TEST(CudaSource, WritesKernelsOrSaysWhichFuncItCannotPlace) {
