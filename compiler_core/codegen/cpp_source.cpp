@@ -40,8 +40,9 @@
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/ir/ir_visitor.h"
 #include "compiler_core/ir/scalar_ops.h"
-#include "exp_f32_body_text.h"  // generated: kExpF32BodyText (CMakeLists.txt)
-#include "median_key_text.h"    // generated: kMedianKeyText
+#include "div_by_constant_text.h"  // generated: kDivByConstantText (CMakeLists.txt)
+#include "exp_f32_body_text.h"     // generated: kExpF32BodyText
+#include "median_key_text.h"       // generated: kMedianKeyText
 
 namespace stipple::codegen {
 
@@ -633,16 +634,10 @@ inline F float_mod(F a, F b) {
   return a - b * std::floor(a / b);
 }
 )"},
-      {{"div_by_constant"}, R"(
-// x / d for an odd integer constant d in the CUDA dialect, without a divide: y = RN(1/d) and
-// Markstein's correction, IEEE's quotient for every x (compiler_core/codegen/
-// constant_division.h says why).
-inline float div_by_constant(float x, float d, float y) {
-  const float q = x * y;
-  if (q == 0.0f || !std::isfinite(q)) return q;
-  return std::fma(std::fma(-q, d, x), y, q);
-}
-)"},
+      {{"div_by_constant"},
+       "\n// Division by an odd integer constant (compiler_core/runtime/div_by_constant.inc, the\n"
+       "// runtime's text).\n" +
+           runtime_text(kDivByConstantText)},
       {{"min_of", "max_of"}, R"(
 // min and max are selects, as in Halide: min(a, NaN) is NaN, min(NaN, b) is b.
 template <typename T>

@@ -3,7 +3,7 @@
 # GPU and nvcc (README.md beside this). Builds each CUDA file of the bundle into the
 # harness, checks its output against the CPU reference, and times the GPU schedules of
 # blur3x3, two_pass_blur, local_laplacian, camera_pipe, unsharp_mask, harris and the two
-# bilateral grids at 1920x1080 and 6400x4800 (STIPPLE_GPU_TIMED="NAME ..." names others),
+# bilateral grids at 1920x1080 and 6400x4800 (STIPPLE_GPU_TIMED="NAME ...": those alone),
 # each beside its Halide peer where the bundle has one. Writes OUT_DIR/results.txt; exit 1
 # if any check of Stipple's kernels failed.
 set -uo pipefail

@@ -204,8 +204,8 @@ TEST(CudaSource, FloatDivisionsByAConstantMultiplyByItsReciprocalAndCorrect) {
   const Schedule s = compile_schedule("out.split(x, xo, xi, 64).gpu_blocks(xo).gpu_threads(xi)\n",
                                       "div.sched", p, ScheduleTarget::Gpu);
   const auto [cu, cpp] = print_cuda_and_cpp(lower(p, s));
-  // The f32 division by 3 only: by 2 the product is exact already, by 10 (even) the
-  // correction is not exact, by a value or in f64 there is no reciprocal.
+  // The f32 division by 3 only: by 2 nvcc multiplies by 0.5 itself (exact), by 10 (even)
+  // the correction is not always IEEE's, by a value or in f64 there is no reciprocal.
   EXPECT_NE(cu.find("div_by_constant(in(out_s0_x), 3.0f, 0.33333334f)"), std::string::npos) << cu;
   EXPECT_EQ(cu.find(" / 3.0f"), std::string::npos) << cu;
   EXPECT_NE(cu.find(" / 2.0f"), std::string::npos) << cu;
@@ -334,6 +334,78 @@ int main() {
   const testing_cli::Result run = testing_cli::shell((dir / "main").string());
   EXPECT_EQ(run.exit_code, 0) << run.output;
   EXPECT_EQ(run.output, "1 0 0 4 4\n");
+  fs::remove_all(dir);
+}
+
+// The printed division run: the CUDA file compiled as C++ against the stand-in runtime
+// (tests/gpu/cuda_emulation), x / 3 for zeros, infinities, NaN, subnormals (3 * 2^-149 among
+// them) and random bit patterns, bit for bit IEEE's quotient computed here.
+TEST(CudaSource, APrintedDivisionByThreeIsIeeesQuotient) {
+  const Pipeline p = compile_pipeline(
+      "pipeline div3\ninput in : f32[x]\nfunc out(x) = in(x) / 3.0\noutput out\n", "div3.stp");
+  const Schedule s = compile_schedule("out.split(x, xo, xi, 64).gpu_blocks(xo).gpu_threads(xi)\n",
+                                      "div3.sched", p, ScheduleTarget::Gpu);
+  const std::string cu = print_cuda_and_cpp(lower(p, s)).cu;
+  ASSERT_NE(cu.find("div_by_constant("), std::string::npos);
+  std::vector<uint32_t> dividends = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u,
+                                     0x7FC00000u, 0x00000001u, 0x00000003u, 0x80000003u,
+                                     0x0000000Fu, 0x007FFFFFu, 0x00800000u, 0x7F7FFFFFu,
+                                     0x3F800000u, 0x40400000u, 0xC0400000u, 0x34000000u};
+  std::mt19937 rng(31);
+  while (dividends.size() < 4096) dividends.push_back(static_cast<uint32_t>(rng()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("stipple-cuda-div-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  {
+    std::ofstream in(dir / "in.bin", std::ios::binary);
+    in.write(reinterpret_cast<const char*>(dividends.data()),
+             static_cast<std::streamsize>(dividends.size() * sizeof(uint32_t)));
+  }
+  std::ofstream(dir / "main.cpp") << cu << R"(
+#include <cstdio>
+#include <vector>
+int main(int argc, char** argv) {
+  std::vector<float> in(4096), out(4096);
+  FILE* f = std::fopen(argv[1], "rb");
+  if (f == nullptr || std::fread(in.data(), sizeof(float), in.size(), f) != in.size()) return 2;
+  std::fclose(f);
+  stipple_buffer buffers[2] = {};
+  for (int i = 0; i < 2; ++i) {
+    buffers[i].host = i == 0 ? in.data() : out.data();
+    buffers[i].type = STIPPLE_TYPE_F32;
+    buffers[i].dimensions = 1;
+    buffers[i].dim[0] = {0, 4096, 1};
+  }
+  if (pipeline(buffers, nullptr) != 0) return 3;
+  f = std::fopen(argv[2], "wb");
+  std::fwrite(out.data(), sizeof(float), out.size(), f);
+  std::fclose(f);
+}
+)";
+  const testing_cli::Result build = testing_cli::shell(
+      "c++ -std=c++17 -O1 -I " + source_path("tests/gpu/cuda_emulation") + " -x c++ " +
+      (dir / "main.cpp").string() + " -o " + (dir / "main").string());
+  ASSERT_EQ(build.exit_code, 0) << build.output;
+  const testing_cli::Result run = testing_cli::shell(
+      (dir / "main").string() + " " + (dir / "in.bin").string() + " " + (dir / "out.bin").string());
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::vector<uint32_t> quotients(dividends.size());
+  std::ifstream(dir / "out.bin", std::ios::binary)
+      .read(reinterpret_cast<char*>(quotients.data()),
+            static_cast<std::streamsize>(quotients.size() * sizeof(uint32_t)));
+  int wrong = 0;
+  for (size_t i = 0; i < dividends.size(); ++i) {
+    float x, got;
+    std::memcpy(&x, &dividends[i], sizeof x);
+    std::memcpy(&got, &quotients[i], sizeof got);
+    const float want = x / 3.0f;
+    uint32_t want_bits;
+    std::memcpy(&want_bits, &want, sizeof want);
+    if (quotients[i] != want_bits && !(std::isnan(got) && std::isnan(want)) && ++wrong <= 5) {
+      ADD_FAILURE() << std::hexfloat << x << " / 3: " << got << ", IEEE " << want;
+    }
+  }
+  EXPECT_EQ(wrong, 0);
   fs::remove_all(dir);
 }
 
