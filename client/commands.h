@@ -34,5 +34,6 @@ CommandRunner add_submit_command(CLI::App& app);
 CommandRunner add_status_command(CLI::App& app);
 CommandRunner add_cancel_command(CLI::App& app);
 CommandRunner add_workers_command(CLI::App& app);
+CommandRunner add_nightly_command(CLI::App& app);
 
 }  // namespace stipple::cli

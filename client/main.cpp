@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <iostream>
 #include <map>
 
@@ -42,18 +43,23 @@ int main(int argc, char** argv) {
   add(add_status_command(app));
   add(add_cancel_command(app));
   add(add_workers_command(app));
+  add(add_nightly_command(app));
 
   // One value per occurrence of every option, repeated to give several (`-i a=x.png -i
   // b=y.png`, `--images a.png --images b.png`; comma lists where an option says so), so
   // that an option never takes the positional FILE after it as one more value
-  // (`run -i in=a.png FILE` was "FILE is required").
-  for (CLI::App* sub : app.get_subcommands({})) {
-    for (CLI::Option* option : sub->get_options()) {
-      if (!option->get_positional() && option->get_items_expected_max() > 1) {
-        option->allow_extra_args(false);
+  // (`run -i in=a.png FILE` was "FILE is required"). Nested commands too (`nightly add`).
+  std::function<void(CLI::App*)> one_value_each = [&](CLI::App* command) {
+    for (CLI::App* sub : command->get_subcommands({})) {
+      for (CLI::Option* option : sub->get_options()) {
+        if (!option->get_positional() && option->get_items_expected_max() > 1) {
+          option->allow_extra_args(false);
+        }
       }
+      one_value_each(sub);
     }
-  }
+  };
+  one_value_each(&app);
 
   // An unknown command is named, with the list of commands (CLI11 says only "A
   // subcommand is required").

@@ -88,13 +88,21 @@ TuningSession::TuningSession(storage::Database& db, workers::Evaluator& evaluato
       source_(std::move(pipeline_source)),
       options_(std::move(options)) {}
 
-int64_t TuningSession::create_run() {
+std::string pipeline_ir_hash(const Pipeline& pipeline) {
   char hash[32];
   std::snprintf(hash, sizeof hash, "%016llx",
-                static_cast<unsigned long long>(structural_hash(pipeline_)));
-  pipeline_id_ = db_.put_pipeline(pipeline_.name, hash, source_);
+                static_cast<unsigned long long>(structural_hash(pipeline)));
+  return hash;
+}
+
+int64_t store_pipeline(storage::Database& db, const Pipeline& pipeline, const std::string& source) {
+  return db.put_pipeline(pipeline.name, pipeline_ir_hash(pipeline), source);
+}
+
+int64_t store_photos(storage::Database& db, const std::vector<std::string>& train,
+                     const std::vector<std::string>& test) {
   std::vector<storage::ImageRecord> images;
-  for (const auto* split : {&options_.train_images, &options_.test_images}) {
+  for (const auto* split : {&train, &test}) {
     for (const std::string& path : *split) {
       storage::ImageRecord r;
       r.path = path;
@@ -102,15 +110,18 @@ int64_t TuningSession::create_run() {
       Buffer photo = read_image(path);
       r.width = int(photo.extent(0));
       r.height = int(photo.extent(1));
-      r.split = split == &options_.train_images ? "train" : "test";
+      r.split = split == &train ? "train" : "test";
       images.push_back(r);
     }
   }
   std::string name =
-      options_.train_images.empty()
-          ? "images"
-          : std::filesystem::path(options_.train_images[0]).parent_path().filename().string();
-  dataset_id_ = db_.put_dataset(name, images);
+      train.empty() ? "images" : std::filesystem::path(train[0]).parent_path().filename().string();
+  return db.put_dataset(name, images);
+}
+
+int64_t TuningSession::create_run() {
+  pipeline_id_ = store_pipeline(db_, pipeline_, source_);
+  dataset_id_ = store_photos(db_, options_.train_images, options_.test_images);
   storage::RunRecord r;
   r.pipeline_id = pipeline_id_;
   r.dataset_id = dataset_id_;

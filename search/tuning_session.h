@@ -54,6 +54,16 @@ struct FrontEntry {
   bool baseline = false;
 };
 
+/// What a stored pipeline is known by (PipelineRecord::ir_hash): its structure's hash.
+std::string pipeline_ir_hash(const Pipeline& pipeline);
+/// Stores the pipeline (its row is reused when one of the same structure is there) and
+/// returns its id.
+int64_t store_pipeline(storage::Database& db, const Pipeline& pipeline, const std::string& source);
+/// Stores the photos as an image set (each file's SHA-256 and size; a set of the same
+/// content is reused) and returns its id. Throws for a photo that cannot be read.
+int64_t store_photos(storage::Database& db, const std::vector<std::string>& train,
+                     const std::vector<std::string>& test);
+
 /// The run's front, the baseline marked: the one the session stored when the run is done;
 /// for a run not done (running, interrupted, failed, cancelled) the front of its training
 /// evaluations so far, each with its test measurement where one exists (front_is_partial).

@@ -25,7 +25,7 @@ struct sqlite3;
 namespace stipple::storage {
 
 /// The schema version this build writes; PRAGMA user_version of a migrated database.
-inline constexpr int kSchemaVersion = 5;
+inline constexpr int kSchemaVersion = 6;
 
 /// Every storage failure: SQLite's message, plus the SQL that failed when there is one.
 class StorageError : public std::runtime_error {
@@ -137,6 +137,25 @@ struct FrontPoint {
   std::optional<int64_t> test_evaluation_id;
 };
 
+/// A pipeline registered for nightly regression tuning (`stipple nightly add`): the variant
+/// it ships, the photos it is measured on and the targets it ships to.
+struct NightlyRecord {
+  int64_t id = 0;
+  std::string name;  // unique in the database: what the nightly run and its report call it
+  int64_t pipeline_id = 0, dataset_id = 0;
+  std::string pipeline_name;  // filled by queries
+  int64_t images = 0;         // filled by queries: the photos of the set
+  int width = 0, height = 0;  // each photo rendered at this size first; 0, 0: as it is
+  std::string schedule;       // the shipped variant's schedule text
+  /// Where the variant came from, for people: "schedule FILE" or "run R variant N".
+  std::string variant;
+  /// The run whose front is re-measured beside the variant; none for a schedule file, or
+  /// once that run was deleted.
+  std::optional<int64_t> run_id;
+  std::vector<std::string> targets;  // target keys (host_probe.h), sorted, at least one
+  std::string created_at;
+};
+
 struct OpenOptions {
   /// How long a write waits for another connection's write lock before failing.
   int busy_timeout_ms = 5000;
@@ -191,6 +210,18 @@ class Database {
   /// Removes a run with its links and front; its evaluations stay (they are the cache of
   /// measurements every run shares). Throws StorageError when there is no such run.
   void delete_run(int64_t run_id);
+
+  // --- the nightly registry -------------------------------------------------------------
+  /// Registers a pipeline with its targets and returns its id. Throws StorageError when
+  /// the name is taken or no target is given.
+  int64_t add_nightly(const NightlyRecord& r);
+  /// By name, with pipeline_name, images and targets filled.
+  std::optional<NightlyRecord> find_nightly(const std::string& name);
+  /// Every registration, by name.
+  std::vector<NightlyRecord> list_nightly();
+  /// Removes a registration with its targets (its pipeline, photos and runs stay); false
+  /// when there is none of that name.
+  bool remove_nightly(const std::string& name);
 
   // --- evaluations ----------------------------------------------------------------------
   std::optional<EvaluationRecord> find_evaluation(const EvaluationKey& key);  // with measurements

@@ -127,12 +127,39 @@ constexpr const char* kRunMessage = R"sql(
 ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';
 )sql";
 
-constexpr std::array<Migration, 5> kMigrations = {{
+// Version 6: the pipelines registered for nightly regression tuning (`stipple nightly add`):
+// what ships (a schedule's text, and the run whose front is re-measured with it), on which
+// photos at which size, to which targets. A run deleted from under a registration leaves its
+// schedule registered, without the front.
+constexpr const char* kNightly = R"sql(
+CREATE TABLE nightly (
+  id INTEGER PRIMARY KEY,
+  name TEXT NOT NULL UNIQUE,
+  pipeline_id INTEGER NOT NULL REFERENCES pipelines(id),
+  dataset_id INTEGER NOT NULL REFERENCES datasets(id),
+  width INTEGER NOT NULL DEFAULT 0,
+  height INTEGER NOT NULL DEFAULT 0,
+  schedule TEXT NOT NULL,
+  variant TEXT NOT NULL,
+  run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+  created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
+);
+CREATE INDEX nightly_by_run ON nightly(run_id);
+
+CREATE TABLE nightly_targets (
+  nightly_id INTEGER NOT NULL REFERENCES nightly(id) ON DELETE CASCADE,
+  target TEXT NOT NULL,
+  PRIMARY KEY (nightly_id, target)
+) WITHOUT ROWID;
+)sql";
+
+constexpr std::array<Migration, 6> kMigrations = {{
     {1, "tables", kTables},
     {2, "run indexes", kRunIndexes},
     {3, "run owner", kRunOwner},
     {4, "link origin", kLinkOrigin},
     {5, "run message", kRunMessage},
+    {6, "nightly registry", kNightly},
 }};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration step per schema version");
 

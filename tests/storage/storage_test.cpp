@@ -627,6 +627,81 @@ TEST_F(StorageTest, DeletingARunKeepsItsEvaluations) {
   EXPECT_THROW(db->delete_run(run), StorageError);
 }
 
+TEST_F(StorageTest, NightlyRegistrationsRoundTripAndGoWithTheirTargets) {
+  auto db = Database::open(path());
+  Fixture f = fill(*db);
+  const int64_t run = db->create_run(make_run(f));
+  NightlyRecord shipped;
+  shipped.name = "blur-prod";
+  shipped.pipeline_id = f.pipeline;
+  shipped.dataset_id = f.dataset;
+  shipped.width = 1920;
+  shipped.height = 1080;
+  shipped.schedule = "blur.compute_root()\n";
+  shipped.variant = "run 1 variant 0";
+  shipped.run_id = run;
+  shipped.targets = {"x86-64-b", "x86-64-a", "x86-64-b"};
+  const int64_t id = db->add_nightly(shipped);
+  NightlyRecord hand = shipped;
+  hand.name = "blur-hand";
+  hand.width = hand.height = 0;
+  hand.variant = "schedule blur.sched";
+  hand.run_id.reset();
+  hand.targets = {"aarch64-x"};
+  db->add_nightly(hand);
+
+  std::optional<NightlyRecord> got = db->find_nightly("blur-prod");
+  ASSERT_TRUE(got);
+  EXPECT_EQ(got->id, id);
+  EXPECT_EQ(got->pipeline_name, "blur");
+  EXPECT_EQ(got->images, 3);
+  EXPECT_EQ(got->width, 1920);
+  EXPECT_EQ(got->height, 1080);
+  EXPECT_EQ(got->schedule, "blur.compute_root()\n");
+  EXPECT_EQ(got->variant, "run 1 variant 0");
+  EXPECT_EQ(got->run_id, std::optional<int64_t>(run));
+  EXPECT_EQ(got->targets, (std::vector<std::string>{"x86-64-a", "x86-64-b"}));  // sorted, once
+  EXPECT_FALSE(got->created_at.empty());
+  std::vector<NightlyRecord> all = db->list_nightly();
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[0].name, "blur-hand");  // by name
+  EXPECT_FALSE(all[0].run_id);
+  EXPECT_EQ(all[1].name, "blur-prod");
+
+  // A name is registered once; a registration needs a target.
+  EXPECT_THROW(db->add_nightly(shipped), StorageError);
+  hand.name = "no-target";
+  hand.targets.clear();
+  EXPECT_THROW(db->add_nightly(hand), StorageError);
+  EXPECT_FALSE(db->find_nightly("no-target"));
+
+  // Deleting the run keeps the registration and its schedule, without the run.
+  db->delete_run(run);
+  EXPECT_FALSE(db->find_nightly("blur-prod")->run_id);
+  EXPECT_EQ(db->find_nightly("blur-prod")->schedule, "blur.compute_root()\n");
+
+  // Removing one takes its targets with it and leaves the pipeline and the photos.
+  EXPECT_TRUE(db->remove_nightly("blur-prod"));
+  EXPECT_FALSE(db->remove_nightly("blur-prod"));
+  EXPECT_FALSE(db->find_nightly("blur-prod"));
+  EXPECT_EQ(db->list_nightly().size(), 1u);
+  RawDb raw(path());
+  EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM nightly_targets"), 1);
+  EXPECT_TRUE(db->pipeline(f.pipeline));
+  EXPECT_EQ(db->dataset_images(f.dataset).size(), 3u);
+}
+
+TEST_F(StorageTest, VersionFiveDatabaseGetsTheNightlyRegistry) {
+  {
+    RawDb raw(path());
+    EXPECT_EQ(migrate(raw.get(), 5), 5);
+    EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM sqlite_master WHERE name = 'nightly'"), 0);
+  }
+  auto db = Database::open(path());
+  EXPECT_EQ(db->schema_version(), 6);
+  EXPECT_TRUE(db->list_nightly().empty());
+}
+
 TEST_F(StorageTest, FrontIsReplacedAsAWhole) {
   auto db = Database::open(path());
   Fixture f = fill(*db);
@@ -701,7 +776,7 @@ TEST_F(StorageTest, VersionFourDatabaseGetsRunMessages) {
     )sql");
   }
   auto db = Database::open(path());
-  EXPECT_EQ(db->schema_version(), 5);
+  EXPECT_EQ(db->schema_version(), kSchemaVersion);
   std::optional<RunRecord> failed = db->find_run(1);
   ASSERT_TRUE(failed);
   EXPECT_EQ(failed->state, "failed");

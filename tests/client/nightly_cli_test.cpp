@@ -1,0 +1,128 @@
+// `stipple nightly add|list|remove` as a user runs them: real processes, a real SQLite file,
+// exit codes. A registration from a schedule file and one from a point of a real run's
+// front (made by `stipple tune` here), refused registrations that write nothing, and what a
+// deleted run leaves registered.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <iterator>
+#include <string>
+
+#include "storage/database.h"
+#include "tests/client/shell.h"
+
+namespace {
+
+using stipple::testing_cli::Result;
+using stipple::testing_cli::source;
+
+Result run(const std::string& args) { return stipple::testing_cli::stipple(args); }
+
+class NightlyCli : public stipple::testing_cli::CommandTest {
+ protected:
+  std::string db_option() const { return " --db " + path("n.db"); }
+  std::string photos() const {
+    return " --images " + source("datasets/fixtures/natural-high-64x48.png") + " --test-images " +
+           source("datasets/fixtures/man-made-low-64x48.png");
+  }
+};
+
+TEST_F(NightlyCli, AScheduleIsRegisteredListedAndRemoved) {
+  Result add = run("nightly add " + source("datasets/pipelines/blur3x3.stp") + " --schedule " +
+                   source("datasets/pipelines/blur3x3.sched") + photos() +
+                   " --size 320x240 --target x86-64-b --target x86-64-a" + db_option());
+  ASSERT_EQ(add.exit_code, 0) << add.output;
+  EXPECT_NE(add.output.find("registered blur3x3: blur3x3, schedule blur3x3.sched, 2 photos at "
+                            "320x240, targets x86-64-a x86-64-b"),
+            std::string::npos)
+      << add.output;
+
+  auto db = stipple::storage::Database::open(path("n.db"));
+  std::optional<stipple::storage::NightlyRecord> r = db->find_nightly("blur3x3");
+  ASSERT_TRUE(r);
+  std::ifstream hand(source("datasets/pipelines/blur3x3.sched"));
+  EXPECT_EQ(r->schedule, std::string(std::istreambuf_iterator<char>(hand), {}));
+  EXPECT_EQ(r->images, 2);
+  EXPECT_FALSE(r->run_id);
+
+  Result list = run("nightly list" + db_option());
+  ASSERT_EQ(list.exit_code, 0) << list.output;
+  EXPECT_NE(list.output.find("blur3x3"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("schedule blur3x3.sched"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("320x240"), std::string::npos) << list.output;
+
+  // The same name again, and a removal of what is not there: bad input.
+  Result again = run("nightly add " + source("datasets/pipelines/blur3x3.stp") + " --schedule " +
+                     source("datasets/pipelines/blur3x3.sched") + photos() + db_option());
+  EXPECT_EQ(again.exit_code, 2) << again.output;
+  EXPECT_NE(again.output.find("'blur3x3' is registered already"), std::string::npos);
+  Result removed = run("nightly remove blur3x3" + db_option());
+  ASSERT_EQ(removed.exit_code, 0) << removed.output;
+  EXPECT_FALSE(db->find_nightly("blur3x3"));
+  Result missing = run("nightly remove blur3x3" + db_option());
+  EXPECT_EQ(missing.exit_code, 2) << missing.output;
+  EXPECT_NE(missing.output.find("no pipeline named 'blur3x3'"), std::string::npos);
+  EXPECT_NE(run("nightly list" + db_option()).output.find("no pipelines registered"),
+            std::string::npos);
+}
+
+TEST_F(NightlyCli, AVariantOfARunsFrontIsRegisteredAndOutlivesTheRun) {
+  Result tune = run("tune " + source("datasets/pipelines/blur3x3.stp") + photos() +
+                    " --budget 3 --exact --runs 1 --seed 2" + db_option());
+  ASSERT_EQ(tune.exit_code, 0) << tune.output;
+  auto db = stipple::storage::Database::open(path("n.db"));
+  const std::vector<stipple::storage::FrontPoint> front = db->front(1);
+  ASSERT_FALSE(front.empty());
+  const std::string shipped = db->evaluation(front[0].evaluation_id)->key.schedule;
+
+  Result add = run("nightly add " + source("datasets/pipelines/blur3x3.stp") +
+                   " --name blur-prod --variant 1:0" + photos() + db_option());
+  ASSERT_EQ(add.exit_code, 0) << add.output;
+  std::optional<stipple::storage::NightlyRecord> r = db->find_nightly("blur-prod");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->schedule, shipped);
+  EXPECT_EQ(r->variant, "run 1 variant 0");
+  EXPECT_EQ(r->run_id, std::optional<int64_t>(1));
+  EXPECT_EQ(r->targets.size(), 1u);  // this host's target key
+  EXPECT_EQ(r->targets[0], db->find_run(1)->target);
+
+  ASSERT_EQ(run("runs --delete 1" + db_option()).exit_code, 0);
+  Result list = run("nightly list" + db_option());
+  EXPECT_NE(list.output.find("run 1 variant 0 (run deleted)"), std::string::npos) << list.output;
+  EXPECT_EQ(db->find_nightly("blur-prod")->schedule, shipped);
+}
+
+TEST_F(NightlyCli, BadRegistrationsAreRefusedAndWriteNothing) {
+  ASSERT_EQ(run("tune " + source("datasets/pipelines/blur3x3.stp") + photos() +
+                " --budget 2 --exact --runs 1" + db_option())
+                .exit_code,
+            0);
+  const std::string blur = "nightly add " + source("datasets/pipelines/blur3x3.stp") + " ";
+  const std::string sched = " --schedule " + source("datasets/pipelines/blur3x3.sched");
+  struct Case {
+    std::string args, says;
+  };
+  const Case cases[] = {
+      {blur + photos(), "give the variant that ships"},
+      {blur + "--variant 9:0" + photos(), "no run 9"},
+      {blur + "--variant 1:7" + photos(), "run 1 has variants 0.."},
+      {blur + "--variant one" + photos(), "--variant takes RUN:N"},
+      {"nightly add " + source("datasets/pipelines/two_pass_blur.stp") + " --variant 1:0" +
+           photos(),
+       "run 1 tuned blur3x3"},
+      {blur + "--schedule " + source("datasets/pipelines/two_pass_blur.sched") + photos(),
+       "unknown func"},
+      {blur + sched + " --size 8x8" + photos(), "--size takes WxH"},
+      {blur + sched + " --target 'a b'" + photos(), "--target takes a target key"},
+      {blur + sched + " --images " + path("missing.png"), "no such file"},
+  };
+  for (const Case& c : cases) {
+    Result r = run(c.args + db_option());
+    EXPECT_EQ(r.exit_code, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << c.args << "\n" << r.output;
+  }
+  auto db = stipple::storage::Database::open(path("n.db"));
+  EXPECT_TRUE(db->list_nightly().empty());
+}
+
+}  // namespace
