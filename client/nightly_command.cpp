@@ -3,11 +3,15 @@
 // or a point of a run's front), the photos it is measured on and the targets it ships to —
 // kept in the database beside the runs. `nightly run`, which re-measures and re-tunes what
 // is registered, is not built yet.
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 #include <set>
+#include <tuple>
 
 #include "client/commands.h"
 #include "client/load_pipeline.h"
@@ -57,14 +61,28 @@ std::pair<int, int> parse_size(const std::string& text) {
   return {w, h};
 }
 
+std::string already_registered(const std::string& name, const std::string& db) {
+  return "'" + name + "' is registered already in " + db + " (`stipple nightly remove " + name +
+         "` first)";
+}
+
 std::string this_host_target() {
   const codegen::HostCpu host = codegen::jit_host_cpu();
   return host_target_key(host.cpu, host.features);
 }
 
+// A target key as host_probe.h and the GPU probe write them: letters, digits, '_' and '.',
+// in parts joined by '-' (x86_64-znver4-1a2b3c4d, cuda-sm_90-13).
+bool is_target_key(const std::string& t) {
+  if (t.find('-') == std::string::npos || t.front() == '-' || t.back() == '-') return false;
+  return std::all_of(t.begin(), t.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.' || c == '-';
+  });
+}
+
 int run_add(const NightlyAddOptions& opt) {
-  // Everything is checked before anything is written: the pipeline, the variant, the
-  // photos, the size and the targets.
+  // Everything is checked before the database is opened: the pipeline, the name, the
+  // schedule or the variant's form, the targets, the size and the photos.
   const std::string source = read_text_file(opt.pipeline, "pipeline");
   const Pipeline p = compile_pipeline_reporting(source, opt.pipeline);
   const std::string name = opt.name.empty() ? p.name : opt.name;
@@ -74,39 +92,45 @@ int run_add(const NightlyAddOptions& opt) {
   if (opt.schedule.empty() == opt.variant.empty()) {
     throw UserError("nightly add: give the variant that ships, --schedule FILE or --variant RUN:N");
   }
-  std::set<std::string> targets(opt.targets.begin(), opt.targets.end());
-  for (const std::string& t : targets) {
-    if (t.empty() || t.find_first_of(" \t\n") != std::string::npos) {
-      throw UserError("--target takes a target key (`stipple workers` lists them), not '" + t +
-                      "'");
-    }
-  }
-  if (targets.empty()) targets.insert(this_host_target());
-  const auto [width, height] = opt.size.empty() ? std::pair{0, 0} : parse_size(opt.size);
-  const PhotoSets photos = choose_photos(opt.images, opt.test_images);
-
-  auto db = open_database(opt.db, DatabaseUse::Write);
-  if (db->find_nightly(name)) {
-    throw UserError("'" + name + "' is registered already in " + opt.db +
-                    " (`stipple nightly remove " + name + "` first)");
-  }
   storage::NightlyRecord r;
   r.name = name;
-  r.width = width;
-  r.height = height;
-  r.targets.assign(targets.begin(), targets.end());
+  std::optional<std::pair<int64_t, int>> from_run;
   if (!opt.schedule.empty()) {
     r.schedule = read_text_file(opt.schedule, "schedule");
     compile_schedule(r.schedule, opt.schedule, p);  // a bad one is bad input
     r.variant = "schedule " + fs::path(opt.schedule).filename().string();
   } else {
-    const auto [run_id, variant] = parse_variant(opt.variant);
+    from_run = parse_variant(opt.variant);
+  }
+  std::set<std::string> targets(opt.targets.begin(), opt.targets.end());
+  for (const std::string& t : targets) {
+    if (!is_target_key(t)) {
+      throw UserError(
+          "--target takes a target key, parts of letters, digits and '_' joined by "
+          "'-' (`stipple workers` lists the cluster's), not '" +
+          t + "'");
+    }
+  }
+  std::tie(r.width, r.height) = opt.size.empty() ? std::pair{0, 0} : parse_size(opt.size);
+  const PhotoSets photos = choose_photos(opt.images, opt.test_images);
+
+  // A variant of a run needs the database that has the run: it is not created.
+  auto db = open_database(opt.db, from_run ? DatabaseUse::Read : DatabaseUse::Write);
+  if (db->find_nightly(name)) throw UserError(already_registered(name, opt.db));
+  if (from_run) {
+    const auto [run_id, variant] = *from_run;
     const std::optional<storage::RunRecord> run = db->find_run(run_id);
     if (!run) throw UserError("no run " + std::to_string(run_id) + " in " + opt.db);
-    const std::optional<storage::PipelineRecord> tuned = db->pipeline(run->pipeline_id);
-    if (tuned->ir_hash != search::pipeline_ir_hash(p)) {
-      throw UserError("run " + std::to_string(run_id) + " tuned " + tuned->name + ", not " +
+    const storage::PipelineRecord tuned = db->pipeline(run->pipeline_id).value();
+    if (tuned.ir_hash != search::pipeline_ir_hash(p)) {
+      throw UserError("run " + std::to_string(run_id) + " tuned " + tuned.name + ", not " +
                       opt.pipeline + " (or another version of it)");
+    }
+    // A front still being found would move under the variant's number.
+    if (run->state != "done") {
+      throw UserError("run " + std::to_string(run_id) + " is " + storage::run_state_label(*run) +
+                      ", not done: its front may still change (register a variant of a "
+                      "finished run)");
     }
     const std::vector<search::FrontEntry> front = search::load_front(*db, run_id);
     if (variant >= static_cast<int>(front.size())) {
@@ -116,15 +140,23 @@ int run_add(const NightlyAddOptions& opt) {
     }
     r.schedule = front[static_cast<size_t>(variant)].train.key.schedule;
     r.variant = "run " + std::to_string(run_id) + " variant " + std::to_string(variant);
-    r.run_id = run_id;
+    r.run_id = r.source_run = run_id;
+    // By default it ships to the target it was tuned on.
+    if (targets.empty()) targets.insert(run->target);
   }
-  // The photos first: one that cannot be read stops the registration before any write.
+  if (targets.empty()) targets.insert(this_host_target());
+  r.targets.assign(targets.begin(), targets.end());
+  // The pipeline's and the photos' rows are keyed by content and shared with runs: if the
+  // registration itself fails after them, they stay, harmless and reused.
   r.dataset_id = search::store_photos(*db, photos.train, photos.test);
   r.pipeline_id = search::store_pipeline(*db, p, source);
-  db->add_nightly(r);
-  std::cout << "registered " << name << ": " << p.name << ", " << r.variant << ", "
-            << photos.train.size() + photos.test.size() << " photos"
-            << (width > 0 ? " at " + opt.size : std::string()) << ", targets";
+  if (!db->add_nightly(r)) throw UserError(already_registered(name, opt.db));  // lost a race
+  const std::set<std::string> distinct(photos.train.begin(), photos.train.end());
+  std::set<std::string> all = distinct;
+  all.insert(photos.test.begin(), photos.test.end());
+  std::cout << "registered " << name << ": " << p.name << ", " << r.variant << ", " << all.size()
+            << (all.size() == 1 ? " photo" : " photos")
+            << (r.width > 0 ? " at " + opt.size : std::string()) << ", targets";
   for (const std::string& t : r.targets) std::cout << " " << t;
   std::cout << "\n";
   return kExitOk;
@@ -145,7 +177,7 @@ int run_list(const std::string& db_path) {
     const std::string size =
         r.width > 0 ? std::to_string(r.width) + "x" + std::to_string(r.height) : "as is";
     std::string variant = r.variant;
-    if (r.variant.rfind("run ", 0) == 0 && !r.run_id) variant += " (run deleted)";
+    if (r.source_run && !r.run_id) variant += " (run deleted)";
     std::string targets;
     for (const std::string& t : r.targets) targets += (targets.empty() ? "" : " ") + t;
     std::snprintf(line, sizeof line, "%-20s %-20s %-30s %6lld %-10s %-20s  %s\n", r.name.c_str(),
@@ -159,7 +191,7 @@ int run_list(const std::string& db_path) {
 int run_remove(const std::string& db_path, const std::string& name) {
   auto db = open_database(db_path, DatabaseUse::Read);
   if (!db->remove_nightly(name)) {
-    throw UserError("no pipeline named '" + name + "' is registered in " + db_path +
+    throw UserError("nothing is registered as '" + name + "' in " + db_path +
                     " (`stipple nightly list`)");
   }
   std::cout << "removed " << name << " from nightly tuning; its runs and measurements stay\n";
@@ -186,14 +218,13 @@ CommandRunner add_nightly_command(CLI::App& app) {
   auto* schedule = add->add_option("--schedule", add_opt->schedule,
                                    "the variant that ships: a .sched file (its hand schedule)");
   add->add_option("--variant", add_opt->variant,
-                  "the variant that ships: RUN:N, variant N of run RUN's front (`stipple front "
-                  "RUN`), whose front is then re-measured beside it")
+                  "the variant that ships: RUN:N, variant N of a finished run's front (`stipple "
+                  "front RUN`); its targets default to the run's")
       ->excludes(schedule);
   add->add_option("--images", add_opt->images,
                   "photos to measure on (files or folders; repeatable). Every third is held out "
                   "for the test unless --test-images is given. Default: the bundled photos");
-  add->add_option("--test-images", add_opt->test_images,
-                  "photos the front is re-measured on (files or folders)");
+  add->add_option("--test-images", add_opt->test_images, "the held-out photos (files or folders)");
   add->add_option("--size", add_opt->size,
                   "WxH: each photo rendered at this size first (default: as it is)");
   add->add_option("--target", add_opt->targets,

@@ -149,9 +149,10 @@ struct NightlyRecord {
   std::string schedule;       // the shipped variant's schedule text
   /// Where the variant came from, for people: "schedule FILE" or "run R variant N".
   std::string variant;
-  /// The run whose front is re-measured beside the variant; none for a schedule file, or
-  /// once that run was deleted.
-  std::optional<int64_t> run_id;
+  /// The run the variant is a point of: source_run as registered (none for a schedule
+  /// file), run_id while that run is in the database (deleting it leaves the schedule
+  /// registered, with run_id none).
+  std::optional<int64_t> source_run, run_id;
   std::vector<std::string> targets;  // target keys (host_probe.h), sorted, at least one
   std::string created_at;
 };
@@ -212,9 +213,9 @@ class Database {
   void delete_run(int64_t run_id);
 
   // --- the nightly registry -------------------------------------------------------------
-  /// Registers a pipeline with its targets and returns its id. Throws StorageError when
-  /// the name is taken or no target is given.
-  int64_t add_nightly(const NightlyRecord& r);
+  /// Registers a pipeline with its targets and returns its id; none when the name is
+  /// taken. Throws StorageError when no target is given.
+  std::optional<int64_t> add_nightly(const NightlyRecord& r);
   /// By name, with pipeline_name, images and targets filled.
   std::optional<NightlyRecord> find_nightly(const std::string& name);
   /// Every registration, by name.

@@ -130,7 +130,7 @@ ALTER TABLE runs ADD COLUMN message TEXT NOT NULL DEFAULT '';
 // Version 6: the pipelines registered for nightly regression tuning (`stipple nightly add`):
 // what ships (a schedule's text, and the run whose front is re-measured with it), on which
 // photos at which size, to which targets. A run deleted from under a registration leaves its
-// schedule registered, without the front.
+// schedule registered, without the front: run_id goes, source_run (no key) says it was one.
 constexpr const char* kNightly = R"sql(
 CREATE TABLE nightly (
   id INTEGER PRIMARY KEY,
@@ -141,6 +141,7 @@ CREATE TABLE nightly (
   height INTEGER NOT NULL DEFAULT 0,
   schedule TEXT NOT NULL,
   variant TEXT NOT NULL,
+  source_run INTEGER,
   run_id INTEGER REFERENCES runs(id) ON DELETE SET NULL,
   created_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))
 );

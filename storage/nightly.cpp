@@ -10,7 +10,7 @@ namespace {
 constexpr const char* kSelectNightly = R"sql(
   SELECT n.id, n.name, n.pipeline_id, n.dataset_id, p.name,
          (SELECT COUNT(*) FROM images i WHERE i.dataset_id = n.dataset_id),
-         n.width, n.height, n.schedule, n.variant, n.run_id, n.created_at
+         n.width, n.height, n.schedule, n.variant, n.run_id, n.created_at, n.source_run
   FROM nightly n JOIN pipelines p ON p.id = n.pipeline_id)sql";
 
 NightlyRecord read_nightly(sqlite3* db, const Statement& stmt) {
@@ -27,6 +27,7 @@ NightlyRecord read_nightly(sqlite3* db, const Statement& stmt) {
   r.variant = stmt.column_text(9);
   r.run_id = stmt.column_optional_int(10);
   r.created_at = stmt.column_text(11);
+  r.source_run = stmt.column_optional_int(12);
   Statement targets(db, "SELECT target FROM nightly_targets WHERE nightly_id = ? ORDER BY target");
   targets.bind_int(1, r.id);
   while (targets.step()) r.targets.push_back(targets.column_text(0));
@@ -35,16 +36,17 @@ NightlyRecord read_nightly(sqlite3* db, const Statement& stmt) {
 
 }  // namespace
 
-int64_t Database::add_nightly(const NightlyRecord& r) {
+std::optional<int64_t> Database::add_nightly(const NightlyRecord& r) {
   if (r.targets.empty()) throw StorageError("a nightly registration needs a target");
   std::lock_guard lock(mutex_);
   Transaction txn(db_, Transaction::Kind::kWrite);
   Statement taken(db_, "SELECT 1 FROM nightly WHERE name = ?");
   taken.bind_text(1, r.name);
-  if (taken.step()) throw StorageError("a pipeline named '" + r.name + "' is registered already");
+  if (taken.step()) return std::nullopt;
   Statement insert(db_, R"sql(
-    INSERT INTO nightly (name, pipeline_id, dataset_id, width, height, schedule, variant, run_id)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?))sql");
+    INSERT INTO nightly (name, pipeline_id, dataset_id, width, height, schedule, variant,
+                         source_run, run_id)
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
   insert.bind_text(1, r.name)
       .bind_int(2, r.pipeline_id)
       .bind_int(3, r.dataset_id)
@@ -52,7 +54,8 @@ int64_t Database::add_nightly(const NightlyRecord& r) {
       .bind_int(5, r.height)
       .bind_text(6, r.schedule)
       .bind_text(7, r.variant)
-      .bind_optional_int(8, r.run_id)
+      .bind_optional_int(8, r.source_run)
+      .bind_optional_int(9, r.run_id)
       .run();
   const int64_t id = sqlite3_last_insert_rowid(db_);
   // A target given twice is one target.

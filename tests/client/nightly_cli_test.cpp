@@ -4,6 +4,7 @@
 // deleted run leaves registered.
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -28,12 +29,13 @@ class NightlyCli : public stipple::testing_cli::CommandTest {
 };
 
 TEST_F(NightlyCli, AScheduleIsRegisteredListedAndRemoved) {
-  Result add = run("nightly add " + source("datasets/pipelines/blur3x3.stp") + " --schedule " +
-                   source("datasets/pipelines/blur3x3.sched") + photos() +
-                   " --size 320x240 --target x86-64-b --target x86-64-a" + db_option());
+  Result add =
+      run("nightly add " + source("datasets/pipelines/blur3x3.stp") + " --schedule " +
+          source("datasets/pipelines/blur3x3.sched") + photos() +
+          " --size 320x240 --target x86_64-znver4-0000000b --target cuda-sm_90-13" + db_option());
   ASSERT_EQ(add.exit_code, 0) << add.output;
   EXPECT_NE(add.output.find("registered blur3x3: blur3x3, schedule blur3x3.sched, 2 photos at "
-                            "320x240, targets x86-64-a x86-64-b"),
+                            "320x240, targets cuda-sm_90-13 x86_64-znver4-0000000b"),
             std::string::npos)
       << add.output;
 
@@ -61,7 +63,7 @@ TEST_F(NightlyCli, AScheduleIsRegisteredListedAndRemoved) {
   EXPECT_FALSE(db->find_nightly("blur3x3"));
   Result missing = run("nightly remove blur3x3" + db_option());
   EXPECT_EQ(missing.exit_code, 2) << missing.output;
-  EXPECT_NE(missing.output.find("no pipeline named 'blur3x3'"), std::string::npos);
+  EXPECT_NE(missing.output.find("nothing is registered as 'blur3x3'"), std::string::npos);
   EXPECT_NE(run("nightly list" + db_option()).output.find("no pipelines registered"),
             std::string::npos);
 }
@@ -83,8 +85,9 @@ TEST_F(NightlyCli, AVariantOfARunsFrontIsRegisteredAndOutlivesTheRun) {
   EXPECT_EQ(r->schedule, shipped);
   EXPECT_EQ(r->variant, "run 1 variant 0");
   EXPECT_EQ(r->run_id, std::optional<int64_t>(1));
-  EXPECT_EQ(r->targets.size(), 1u);  // this host's target key
+  EXPECT_EQ(r->targets.size(), 1u);  // the run's target key
   EXPECT_EQ(r->targets[0], db->find_run(1)->target);
+  EXPECT_EQ(r->source_run, std::optional<int64_t>(1));
 
   ASSERT_EQ(run("runs --delete 1" + db_option()).exit_code, 0);
   Result list = run("nightly list" + db_option());
@@ -114,6 +117,7 @@ TEST_F(NightlyCli, BadRegistrationsAreRefusedAndWriteNothing) {
        "unknown func"},
       {blur + sched + " --size 8x8" + photos(), "--size takes WxH"},
       {blur + sched + " --target 'a b'" + photos(), "--target takes a target key"},
+      {blur + sched + " --target x86_64" + photos(), "--target takes a target key"},
       {blur + sched + " --images " + path("missing.png"), "no such file"},
   };
   for (const Case& c : cases) {
@@ -123,6 +127,44 @@ TEST_F(NightlyCli, BadRegistrationsAreRefusedAndWriteNothing) {
   }
   auto db = stipple::storage::Database::open(path("n.db"));
   EXPECT_TRUE(db->list_nightly().empty());
+  // A refused registration opens no database it would have to create.
+  for (const std::string& args :
+       {blur + "--schedule " + source("datasets/pipelines/two_pass_blur.sched"),
+        blur + "--variant 1:0", blur + sched + " --size 8x8"}) {
+    EXPECT_EQ(run(args + " --db " + path("none.db")).exit_code, 2) << args;
+    EXPECT_FALSE(std::filesystem::exists(path("none.db"))) << args;
+  }
+}
+
+// A run still running (here: one whose process was killed, so interrupted) has a front that
+// may change: none of its variants is registered.
+TEST_F(NightlyCli, AVariantOfARunNotDoneIsRefused) {
+  ASSERT_EQ(run("tune " + source("datasets/pipelines/blur3x3.stp") + photos() +
+                " --budget 2 --exact --runs 1" + db_option())
+                .exit_code,
+            0);
+  {
+    auto db = stipple::storage::Database::open(path("n.db"));
+    db->set_run_state(1, "failed", "a test");
+  }
+  Result r = run("nightly add " + source("datasets/pipelines/blur3x3.stp") + " --variant 1:0" +
+                 photos() + db_option());
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("run 1 is failed, not done"), std::string::npos) << r.output;
+}
+
+// Repeatable options of a nested command take one value each, so FILE may follow them.
+TEST_F(NightlyCli, TheFileMayFollowARepeatableOption) {
+  Result r = run("nightly add --images " + source("datasets/fixtures/natural-high-64x48.png") +
+                 " --target cuda-sm_90-13 " + source("datasets/pipelines/blur3x3.stp") +
+                 " --schedule " + source("datasets/pipelines/blur3x3.sched") + db_option());
+  ASSERT_EQ(r.exit_code, 0) << r.output;
+  EXPECT_NE(r.output.find("registered blur3x3: blur3x3, schedule blur3x3.sched, 1 photo, "
+                          "targets cuda-sm_90-13"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(run("nightly --help").exit_code, 0);
+  EXPECT_EQ(run("nightly").exit_code, 2);
 }
 
 }  // namespace

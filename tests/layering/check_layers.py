@@ -39,10 +39,13 @@ LAYERS = {
     # The cluster's coordinator: uses the search and the workers' interfaces.
     "search/coordinator": COMPILER + ["search", "search/reuse", "proto", "storage", "datasets",
                                       "workers"],
+    # Nightly regression tuning: drives the search, locally or through the coordinator.
+    "search/nightly": COMPILER + ["search", "search/reuse", "search/coordinator", "proto",
+                                  "storage", "datasets", "workers"],
     "client": COMPILER + ["proto", "storage", "datasets", "workers", "search", "search/reuse",
-                          "search/coordinator"],
+                          "search/coordinator", "search/nightly"],
     "bench": COMPILER + ["proto", "storage", "datasets", "workers", "search", "search/reuse",
-                         "search/coordinator", "client"],
+                         "search/coordinator", "search/nightly", "client"],
 }
 
 # (including layer, included header): single headers allowed across the rule, with why.

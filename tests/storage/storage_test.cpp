@@ -639,13 +639,14 @@ TEST_F(StorageTest, NightlyRegistrationsRoundTripAndGoWithTheirTargets) {
   shipped.height = 1080;
   shipped.schedule = "blur.compute_root()\n";
   shipped.variant = "run 1 variant 0";
-  shipped.run_id = run;
+  shipped.source_run = shipped.run_id = run;
   shipped.targets = {"x86-64-b", "x86-64-a", "x86-64-b"};
-  const int64_t id = db->add_nightly(shipped);
+  const int64_t id = db->add_nightly(shipped).value();
   NightlyRecord hand = shipped;
   hand.name = "blur-hand";
   hand.width = hand.height = 0;
   hand.variant = "schedule blur.sched";
+  hand.source_run.reset();
   hand.run_id.reset();
   hand.targets = {"aarch64-x"};
   db->add_nightly(hand);
@@ -660,6 +661,7 @@ TEST_F(StorageTest, NightlyRegistrationsRoundTripAndGoWithTheirTargets) {
   EXPECT_EQ(got->schedule, "blur.compute_root()\n");
   EXPECT_EQ(got->variant, "run 1 variant 0");
   EXPECT_EQ(got->run_id, std::optional<int64_t>(run));
+  EXPECT_EQ(got->source_run, std::optional<int64_t>(run));
   EXPECT_EQ(got->targets, (std::vector<std::string>{"x86-64-a", "x86-64-b"}));  // sorted, once
   EXPECT_FALSE(got->created_at.empty());
   std::vector<NightlyRecord> all = db->list_nightly();
@@ -669,7 +671,7 @@ TEST_F(StorageTest, NightlyRegistrationsRoundTripAndGoWithTheirTargets) {
   EXPECT_EQ(all[1].name, "blur-prod");
 
   // A name is registered once; a registration needs a target.
-  EXPECT_THROW(db->add_nightly(shipped), StorageError);
+  EXPECT_FALSE(db->add_nightly(shipped));
   hand.name = "no-target";
   hand.targets.clear();
   EXPECT_THROW(db->add_nightly(hand), StorageError);
@@ -678,6 +680,7 @@ TEST_F(StorageTest, NightlyRegistrationsRoundTripAndGoWithTheirTargets) {
   // Deleting the run keeps the registration and its schedule, without the run.
   db->delete_run(run);
   EXPECT_FALSE(db->find_nightly("blur-prod")->run_id);
+  EXPECT_EQ(db->find_nightly("blur-prod")->source_run, std::optional<int64_t>(run));
   EXPECT_EQ(db->find_nightly("blur-prod")->schedule, "blur.compute_root()\n");
 
   // Removing one takes its targets with it and leaves the pipeline and the photos.
