@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <stdexcept>
 
 namespace stipple::search::nightly {
@@ -21,7 +22,7 @@ double median(std::vector<double> v) {
 // C(m + n, m) orderings: f(m, n, u) = f(m - 1, n, u - n) + f(m, n - 1, u) (the largest value
 // is from the first sample, beating all n of the other, or from the second).
 std::vector<uint64_t> u_counts(size_t m, size_t n) {
-  // prev[j][u] for the current i, built up over i = 0..m.
+  // table[j][u] = f(i, j, u) for the current i, built up over i = 0..m.
   std::vector<std::vector<uint64_t>> table(n + 1);
   for (size_t j = 0; j <= n; ++j) table[j] = {1};  // i = 0: U is 0 whatever j
   for (size_t i = 1; i <= m; ++i) {
@@ -38,7 +39,7 @@ std::vector<uint64_t> u_counts(size_t m, size_t n) {
   return table[n];
 }
 
-// The smallest k with P(U <= k) > q under the null (the lower q-quantile of U), exact.
+// The smallest k with P(U <= k) > q under the null: the largest C with P(U < C) <= q.
 size_t exact_quantile(const std::vector<uint64_t>& counts, double q) {
   long double total = 0;
   for (uint64_t c : counts) total += c;
@@ -142,7 +143,9 @@ ChangeTest compare_samples(const std::vector<double>& before, const std::vector<
   const size_t m = after.size(), n = before.size(), pairs = m * n;
   t.effect_size = mw.u / static_cast<double>(pairs);
   // Hodges-Lehmann on logarithms: the median of the pairwise log ratios, and the interval
-  // between the k-th smallest and the k-th largest, k from the lower alpha/2 quantile of U.
+  // from the C-th smallest to the C-th largest, C the largest count with P(U < C) <= alpha/2
+  // (Hollander and Wolfe, the confidence interval for the shift; Bauer 1972). With C = 0 no
+  // interval of pairwise ratios reaches 1 - alpha: it is unbounded.
   std::vector<double> logs;
   logs.reserve(pairs);
   for (double y : after) {
@@ -150,17 +153,19 @@ ChangeTest compare_samples(const std::vector<double>& before, const std::vector<
   }
   std::sort(logs.begin(), logs.end());
   t.ratio = std::exp(median(logs));
-  size_t k = 0;  // 0-based: logs[k] and logs[pairs - 1 - k]
+  size_t c = 0;  // 1-based: logs[c - 1] and logs[pairs - c]
   if (m <= kMaxExact && n <= kMaxExact) {
-    k = exact_quantile(u_counts(m, n), options.alpha / 2);
+    c = exact_quantile(u_counts(m, n), options.alpha / 2);
   } else {
+    // The normal approximation of the same count, with the continuity correction.
     const double sd = std::sqrt(static_cast<double>(pairs) * static_cast<double>(m + n + 1) / 12);
-    const double c = static_cast<double>(pairs) / 2 - upper_normal_quantile(options.alpha / 2) * sd;
-    k = c < 0 ? 0 : static_cast<size_t>(std::floor(c));
+    const double count =
+        std::round(static_cast<double>(pairs) / 2 - upper_normal_quantile(options.alpha / 2) * sd);
+    c = count < 1 ? 0 : static_cast<size_t>(count);
   }
-  k = std::min(k, (pairs - 1) / 2);
-  t.ratio_low = std::exp(logs[k]);
-  t.ratio_high = std::exp(logs[pairs - 1 - k]);
+  c = std::min(c, (pairs + 1) / 2);
+  t.ratio_low = c == 0 ? 0 : std::exp(logs[c - 1]);
+  t.ratio_high = c == 0 ? std::numeric_limits<double>::infinity() : std::exp(logs[pairs - c]);
 
   if (t.before_n < options.min_samples || t.after_n < options.min_samples) return t;  // unknown
   const double high = 1 + options.min_change, low = 1 / high;
@@ -169,8 +174,8 @@ ChangeTest compare_samples(const std::vector<double>& before, const std::vector<
     t.verdict = ChangeVerdict::Slower;
   } else if (significant && t.ratio <= low) {
     t.verdict = ChangeVerdict::Faster;
-  } else if ((t.ratio_low >= low && t.ratio_high <= high) || significant) {
-    t.verdict = ChangeVerdict::Same;  // within min_change, or a real change smaller than it
+  } else if (t.ratio_low >= low && t.ratio_high <= high) {
+    t.verdict = ChangeVerdict::Same;  // confidently within min_change
   }
   return t;
 }

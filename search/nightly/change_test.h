@@ -9,12 +9,13 @@
 //    nothing of the noise's distribution: exact (the U distribution by counting) for small
 //    samples without ties, else the normal approximation with the tie correction;
 //  - the size of the change is the Hodges-Lehmann estimate of the ratio after / before (the
-//    median of all pairwise ratios) with its distribution-free confidence interval (from the
-//    same U distribution), so a report can say "1.15x slower (1.12x to 1.18x)";
+//    exponential of the median pairwise log ratio) with its distribution-free confidence
+//    interval (from the same U distribution), so a report can say "1.15x slower (1.12x to
+//    1.18x)";
 //  - slower or faster when the test rejects at `alpha` and the estimate is beyond
-//    `min_change`; same when the whole interval lies within `min_change` of 1, or the test
-//    rejects but the estimate is within it (a real change too small to report); unknown
-//    otherwise: a wide interval that a few more samples may narrow.
+//    `min_change`; same when the whole interval lies within `min_change` of 1; unknown
+//    otherwise: an interval too wide to say, which more samples may narrow (with 4 a side
+//    no interval reaches 99%: it is unbounded, and the answer unknown).
 #pragma once
 
 #include <cstddef>
@@ -38,7 +39,8 @@ struct ChangeTest {
   ChangeVerdict verdict = ChangeVerdict::Unknown;
   size_t before_n = 0, after_n = 0;
   double before_median = 0, after_median = 0;
-  /// The Hodges-Lehmann estimate of after / before and its 1 - alpha confidence interval.
+  /// The Hodges-Lehmann estimate of after / before and its 1 - alpha confidence interval
+  /// (0 to infinity when the samples are too few for one).
   double ratio = 1, ratio_low = 0, ratio_high = 0;
   double p_value = 1;  // two-sided Mann-Whitney U
   /// Vargha and Delaney's A: the chance that a sample after exceeds one before (ties
