@@ -163,8 +163,26 @@ TEST_F(NightlyCli, TheFileMayFollowARepeatableOption) {
                           "targets cuda-sm_90-13"),
             std::string::npos)
       << r.output;
-  EXPECT_EQ(run("nightly --help").exit_code, 0);
-  EXPECT_EQ(run("nightly").exit_code, 2);
+}
+
+// `stipple nightly` alone and with a command it does not have name its commands.
+TEST_F(NightlyCli, AMissingOrUnknownCommandNamesTheCommands) {
+  Result bare = run("nightly");
+  EXPECT_EQ(bare.exit_code, 2);
+  EXPECT_NE(bare.output.find("stipple nightly: give a command: add, list, remove"),
+            std::string::npos)
+      << bare.output;
+  Result unknown = run("nightly frob" + db_option());
+  EXPECT_EQ(unknown.exit_code, 2);
+  EXPECT_NE(unknown.output.find("stipple nightly: unknown command 'frob'; the commands are add, "
+                                "list, remove"),
+            std::string::npos)
+      << unknown.output;
+  Result help = run("nightly --help");
+  EXPECT_EQ(help.exit_code, 0) << help.output;
+  EXPECT_NE(help.output.find("remove"), std::string::npos);
+  EXPECT_EQ(run("nightly add --help").exit_code, 0);
+  EXPECT_EQ(run("frob").exit_code, 2);
 }
 
 }  // namespace
