@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "client/commands.h"
+#include "client/front_table.h"
 #include "client/load_pipeline.h"
 #include "client/open_database.h"
 #include "client/output_file.h"
@@ -39,13 +40,7 @@ int run_export(const ExportOptions& opt) {
                     std::to_string(opt.formats.size()));
   }
   auto db = open_database(opt.db, DatabaseUse::Read);
-  std::vector<search::FrontEntry> front = search::load_front(*db, opt.run);
-  if (opt.variant < 0 || opt.variant >= int(front.size())) {
-    throw UserError("run " + std::to_string(opt.run) + " has variants 0.." +
-                    std::to_string(int(front.size()) - 1) + " (see `stipple front " +
-                    std::to_string(opt.run) + "`), not " + std::to_string(opt.variant));
-  }
-  const storage::EvaluationRecord& chosen = front[size_t(opt.variant)].train;
+  const storage::EvaluationRecord chosen = front_variant(*db, opt.run, opt.variant);
   std::optional<storage::RunRecord> run = db->find_run(opt.run);
   std::optional<storage::PipelineRecord> stored = db->pipeline(run->pipeline_id);
   const std::string pipeline_file = stored->name + ".stp";

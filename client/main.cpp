@@ -64,43 +64,43 @@ int main(int argc, char** argv) {
   // An unknown command is named, with the list of commands (CLI11 says only "A
   // subcommand is required"); so is a missing or unknown one of a command that has its own
   // (`stipple nightly`, `stipple nightly frob`).
+  auto names_of = [](CLI::App* command) {
+    std::string names;
+    for (CLI::App* sub : command->get_subcommands({})) {
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    return names;
+  };
   CLI::App* command = &app;
   std::string path = "stipple";
+  bool help = false;
   for (int i = 1; i < argc && !command->get_subcommands({}).empty(); ++i) {
     const std::string arg = argv[i];
     if (arg == "--log-level") {
       ++i;
       continue;
     }
-    if (arg == "-h" || arg == "--help" || arg == "--version") break;
+    if (arg == "-h" || arg == "--help" || arg == "--version") {
+      help = true;
+      break;
+    }
     if (!arg.empty() && arg[0] == '-') continue;
     CLI::App* found = nullptr;
-    std::string names;
     for (CLI::App* sub : command->get_subcommands({})) {
       if (sub->get_name() == arg) found = sub;
-      names += (names.empty() ? "" : ", ") + sub->get_name();
     }
     if (found == nullptr) {
-      std::cerr << path << ": unknown command '" << arg << "'; the commands are " << names << " ("
-                << path << " --help says what each does)\n";
+      std::cerr << path << ": unknown command '" << arg << "'; the commands are "
+                << names_of(command) << " (" << path << " --help says what each does)\n";
       return kExitBadInput;
     }
     command = found;
     path += " " + arg;
   }
-  if (command != &app && !command->get_subcommands({}).empty()) {
-    bool help = false;
-    for (int i = 1; i < argc; ++i)
-      help = help || std::string(argv[i]) == "-h" || std::string(argv[i]) == "--help";
-    if (!help) {
-      std::string names;
-      for (CLI::App* sub : command->get_subcommands({})) {
-        names += (names.empty() ? "" : ", ") + sub->get_name();
-      }
-      std::cerr << path << ": give a command: " << names << " (" << path
-                << " --help says what each does)\n";
-      return kExitBadInput;
-    }
+  if (!help && command != &app && !command->get_subcommands({}).empty()) {
+    std::cerr << path << ": give a command: " << names_of(command) << " (" << path
+              << " --help says what each does)\n";
+    return kExitBadInput;
   }
 
   try {

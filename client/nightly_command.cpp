@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "client/commands.h"
+#include "client/front_table.h"
 #include "client/load_pipeline.h"
 #include "client/open_database.h"
 #include "client/photo_args.h"
@@ -132,13 +133,7 @@ int run_add(const NightlyAddOptions& opt) {
                       ", not done: its front may still change (register a variant of a "
                       "finished run)");
     }
-    const std::vector<search::FrontEntry> front = search::load_front(*db, run_id);
-    if (variant >= static_cast<int>(front.size())) {
-      throw UserError("run " + std::to_string(run_id) + " has variants 0.." +
-                      std::to_string(static_cast<int>(front.size()) - 1) + " (`stipple front " +
-                      std::to_string(run_id) + "`), not " + std::to_string(variant));
-    }
-    r.schedule = front[static_cast<size_t>(variant)].train.key.schedule;
+    r.schedule = front_variant(*db, run_id, variant).key.schedule;
     r.variant = "run " + std::to_string(run_id) + " variant " + std::to_string(variant);
     r.run_id = r.source_run = run_id;
     // By default it ships to the target it was tuned on.
@@ -151,8 +146,7 @@ int run_add(const NightlyAddOptions& opt) {
   r.dataset_id = search::store_photos(*db, photos.train, photos.test);
   r.pipeline_id = search::store_pipeline(*db, p, source);
   if (!db->add_nightly(r)) throw UserError(already_registered(name, opt.db));  // lost a race
-  const std::set<std::string> distinct(photos.train.begin(), photos.train.end());
-  std::set<std::string> all = distinct;
+  std::set<std::string> all(photos.train.begin(), photos.train.end());         // one may be both
   all.insert(photos.test.begin(), photos.test.end());
   std::cout << "registered " << name << ": " << p.name << ", " << r.variant << ", " << all.size()
             << (all.size() == 1 ? " photo" : " photos")

@@ -40,13 +40,11 @@ std::optional<int64_t> Database::add_nightly(const NightlyRecord& r) {
   if (r.targets.empty()) throw StorageError("a nightly registration needs a target");
   std::lock_guard lock(mutex_);
   Transaction txn(db_, Transaction::Kind::kWrite);
-  Statement taken(db_, "SELECT 1 FROM nightly WHERE name = ?");
-  taken.bind_text(1, r.name);
-  if (taken.step()) return std::nullopt;
+  // A name taken is no row written (the UNIQUE constraint decides, race-free).
   Statement insert(db_, R"sql(
     INSERT INTO nightly (name, pipeline_id, dataset_id, width, height, schedule, variant,
                          source_run, run_id)
-    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?))sql");
+    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (name) DO NOTHING)sql");
   insert.bind_text(1, r.name)
       .bind_int(2, r.pipeline_id)
       .bind_int(3, r.dataset_id)
@@ -57,6 +55,7 @@ std::optional<int64_t> Database::add_nightly(const NightlyRecord& r) {
       .bind_optional_int(8, r.source_run)
       .bind_optional_int(9, r.run_id)
       .run();
+  if (sqlite3_changes(db_) == 0) return std::nullopt;
   const int64_t id = sqlite3_last_insert_rowid(db_);
   // A target given twice is one target.
   Statement target(db_, "INSERT OR IGNORE INTO nightly_targets (nightly_id, target) VALUES (?, ?)");

@@ -80,14 +80,11 @@ MannWhitney mann_whitney(const std::vector<double>& a, const std::vector<double>
   MannWhitney r;
   const size_t m = a.size(), n = b.size();
   if (m == 0 || n == 0) return r;
-  bool ties = false;
   for (double x : a) {
-    for (double y : b) {
-      r.u += x > y ? 1.0 : x == y ? 0.5 : 0.0;
-      ties = ties || x == y;
-    }
+    for (double y : b) r.u += x > y ? 1.0 : x == y ? 0.5 : 0.0;
   }
-  // Ties within a sample change the variance too.
+  // Ties, between the samples or within one, change the distribution of U.
+  bool ties = false;
   std::vector<double> all(a);
   all.insert(all.end(), b.begin(), b.end());
   std::sort(all.begin(), all.end());

@@ -88,6 +88,11 @@ TEST_F(TuneCli, TunePrintsTheFrontAndEveryCommandReadsTheRun) {
   Result ex = run("export 1 --variant 0 --format schedule -o " + path("v0.sched") + " --db " +
                   path("t.db"));
   ASSERT_EQ(ex.exit_code, 0) << ex.output;
+  // A variant the front does not have is bad input, naming those it has (client/front_table.h,
+  // as `nightly add --variant` says it).
+  Result past = run("export 1 --variant 99 --format schedule --db " + path("t.db"));
+  EXPECT_EQ(past.exit_code, 2) << past.output;
+  EXPECT_NE(past.output.find("run 1 has variants 0.."), std::string::npos) << past.output;
   Result check =
       run("check " + source("datasets/pipelines/blur3x3.stp") + " --schedule " + path("v0.sched"));
   EXPECT_EQ(check.exit_code, 0) << check.output;
