@@ -266,9 +266,9 @@ int main(int argc, char** argv) {
     EvaluationResult r;
     try {
       if (cpu_seconds > 0) allow_cpu_seconds(cpu_seconds);
-      const std::string schedule = job.at("schedule").get<std::string>();
-      if (test_faults) inject_fault(schedule);
-      r = measurement->measure(schedule, job.at("split").get<std::string>(),
+      const CodeRequest request = wire::code_request_from_json(job);
+      if (test_faults) inject_fault(request.schedule);
+      r = measurement->measure(request, job.at("split").get<std::string>(),
                                job.value("give_up_ms", 0.0));
     } catch (const std::bad_alloc&) {
       r = {};

@@ -250,11 +250,13 @@ bool LocalEvaluator::read_answer(std::string& line, double seconds, bool* eof) {
   return false;
 }
 
-EvaluationResult LocalEvaluator::evaluate_one(const std::string& schedule, const std::string& split,
+EvaluationResult LocalEvaluator::evaluate_one(const CodeRequest& request, const std::string& split,
                                               double give_up_ms) {
   const int64_t id = next_id_++;
-  const nlohmann::json job = {
-      {"id", id}, {"split", split}, {"schedule", schedule}, {"give_up_ms", give_up_ms}};
+  nlohmann::json job = wire::to_json(request);
+  job["id"] = id;
+  job["split"] = split;
+  job["give_up_ms"] = give_up_ms;
   try {
     if (child_ <= 0) start();
     try {
@@ -295,7 +297,15 @@ std::vector<EvaluationResult> LocalEvaluator::evaluate(const std::vector<std::st
                                                        const std::string& split,
                                                        double give_up_ms) {
   std::vector<EvaluationResult> out;
-  for (const std::string& s : schedules) out.push_back(evaluate_one(s, split, give_up_ms));
+  for (const std::string& s : schedules)
+    out.push_back(evaluate_one({s, {}, {}, false}, split, give_up_ms));
+  return out;
+}
+
+std::vector<EvaluationResult> LocalEvaluator::evaluate_code(
+    const std::vector<CodeRequest>& requests, const std::string& split) {
+  std::vector<EvaluationResult> out;
+  for (const CodeRequest& r : requests) out.push_back(evaluate_one(r, split, 0));
   return out;
 }
 

@@ -81,6 +81,8 @@ class LocalEvaluator : public Evaluator {
 
   std::vector<EvaluationResult> evaluate(const std::vector<std::string>& schedules,
                                          const std::string& split, double give_up_ms) override;
+  std::vector<EvaluationResult> evaluate_code(const std::vector<CodeRequest>& requests,
+                                              const std::string& split) override;
   std::string host() const override { return host_; }
   std::string target() const override { return target_; }
 
@@ -108,7 +110,7 @@ class LocalEvaluator : public Evaluator {
   /// The next line that is not a phase line ({"phase": ...}): a phase line restarts the
   /// wait, `seconds` for "running" and lock_wait_seconds more for "waiting".
   bool read_answer(std::string& line, double seconds, bool* eof);
-  EvaluationResult evaluate_one(const std::string& schedule, const std::string& split,
+  EvaluationResult evaluate_one(const CodeRequest& request, const std::string& split,
                                 double give_up_ms);
 };
 

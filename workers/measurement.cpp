@@ -43,6 +43,15 @@ std::string build_identity() {
   return std::to_string(size) + "@" + std::to_string(time.time_since_epoch().count());
 }
 
+/// SHA-256 over the output's type, extents and bytes: equal digests, equal outputs.
+std::string output_digest(const Buffer& b) {
+  std::string bytes = to_string(b.type());
+  for (int d = 0; d < b.dimensions(); ++d) bytes += " " + std::to_string(b.extent(d));
+  bytes += "\n";
+  bytes.append(static_cast<const char*>(b.data()), b.size_in_bytes());
+  return sha256_hex(bytes);
+}
+
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -50,14 +59,16 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 }  // namespace
 
 void EvaluationResult::aggregate() {
-  time_ms = error = psnr = 0;
+  time_ms = min_time_ms = error = psnr = 0;
   if (images.empty()) return;
   for (const ImageMeasurement& m : images) {
     time_ms += m.time_ms;
+    min_time_ms += m.min_time_ms;
     error += m.error;
     psnr += m.psnr;
   }
   time_ms /= double(images.size());
+  min_time_ms /= double(images.size());
   error /= double(images.size());
   psnr /= double(images.size());
 }
@@ -160,24 +171,44 @@ std::vector<Measurement::Photo>& Measurement::photos(const std::string& split) {
   return photos_[split] = std::move(loaded);
 }
 
-EvaluationResult Measurement::measure(const std::string& text, const std::string& split,
+EvaluationResult Measurement::measure(const CodeRequest& request, const std::string& split,
                                       double give_up_ms) {
   std::vector<Photo>& set = photos(split);
   EvaluationResult r;
-  LoweredFunction lowered;
-  std::shared_ptr<codegen::CompiledFunction> compiled;
-  call(gate_.before_compile);
-  const auto t0 = std::chrono::steady_clock::now();
-  try {
-    Schedule s = compile_schedule(text, "<candidate>", pipeline_);
-    lowered = lower(pipeline_, s);
-    compiled = codegen::compile_for_host(lowered);
-  } catch (const UserError& e) {
-    r.status = EvaluationStatus::CompileError;
-    r.reason = e.what();
-    return r;
+  const std::string& text = request.schedule;
+  const std::string key =
+      request.object.empty() ? text : text + "\n# code " + sha256_hex(request.object);
+  auto cached = std::find_if(compiled_.begin(), compiled_.end(),
+                             [&](const Compiled& c) { return c.key == key; });
+  if (cached == compiled_.end()) {
+    Compiled c;
+    c.key = key;
+    call(gate_.before_compile);
+    const auto t0 = std::chrono::steady_clock::now();
+    try {
+      Schedule s = compile_schedule(text, "<candidate>", pipeline_);
+      c.lowered = lower(pipeline_, s);
+      c.function = request.object.empty() ? codegen::compile_for_host(c.lowered)
+                                          : codegen::load_for_host(request.object, request.symbol);
+    } catch (const UserError& e) {
+      r.status = EvaluationStatus::CompileError;
+      r.reason = e.what();
+      return r;
+    }
+    c.compile_ms = ms_since(t0);
+    if (compiled_.size() == kCompiledKept) compiled_.pop_front();
+    compiled_.push_back(std::move(c));
+    cached = std::prev(compiled_.end());
   }
-  r.compile_ms = ms_since(t0);
+  // A copy: measuring may compile nothing more, but the deque must not move under us.
+  const Compiled one = *cached;
+  const LoweredFunction& lowered = one.lowered;
+  const codegen::CompiledFunction* compiled = one.function.get();
+  r.compile_ms = one.compile_ms;
+  if (request.keep_code) {
+    r.object = compiled->object();
+    r.symbol = compiled->symbol();
+  }
   call(gate_.before_timing);
   // after_timing on every way out, exceptions included.
   const std::unique_ptr<const MeasurementGate, void (*)(const MeasurementGate*)> timing_over(
@@ -198,10 +229,14 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
     // time at 820x614).
     Buffer again;
     if (!give_up) again = Buffer(out.type(), ph.extents);
-    for (int k = 0; !give_up && k < std::max(1, setup_.runs); ++k) {
+    double timed_ms = 0;
+    for (int k = 0; !give_up && (k < std::max(1, setup_.runs) ||
+                                 (timed_ms < setup_.min_timed_ms && k < kMaxTimedRuns));
+         ++k) {
       const auto start = std::chrono::steady_clock::now();
       run_lowered_into(*compiled, lowered, pipeline_, ph.inputs, setup_.params, again);
       times.push_back(ms_since(start));
+      timed_ms += times.back();
     }
     std::sort(times.begin(), times.end());
     ErrorReport e = compare_outputs(out, ph.reference);
@@ -212,7 +247,9 @@ EvaluationResult Measurement::measure(const std::string& text, const std::string
       return r;
     }
     ImageMeasurement m;
+    if (setup_.output_digests) m.output_digest = output_digest(out);
     m.time_ms = times[times.size() / 2];
+    m.min_time_ms = times.front();
     m.error = metric_value(e, pipeline_.output.metric);
     m.psnr = e.psnr;
     r.images.push_back(m);

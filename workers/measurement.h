@@ -5,6 +5,7 @@
 // against the reference in the pipeline's metric.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
@@ -12,8 +13,13 @@
 #include <vector>
 
 #include "compiler_core/interp/evaluator.h"
+#include "compiler_core/ir/lowered_function.h"
 #include "compiler_core/ir/pipeline.h"
 #include "workers/evaluator.h"
+
+namespace stipple::codegen {
+class CompiledFunction;
+}  // namespace stipple::codegen
 
 namespace stipple::workers {
 
@@ -42,9 +48,19 @@ class Measurement {
   ~Measurement();
 
   /// Measures one schedule on the photos of `split`. Bad schedules and bad outputs are
-  /// failed results; other exceptions propagate.
+  /// failed results; other exceptions propagate. The last kCompiledKept schedules'
+  /// compiled code is kept: measuring one of them again (its test photos after its
+  /// training ones, a nightly run's rounds) compiles nothing, and reports the compile
+  /// time it had.
   /// A warm-up run slower than `give_up_ms` (0: no limit) is the photo's only run.
   EvaluationResult measure(const std::string& schedule, const std::string& split,
+                           double give_up_ms = 0) {
+    return measure(CodeRequest{schedule, {}, {}, false}, split, give_up_ms);
+  }
+  /// The same for stored code (timed as it is; its schedule says how it is called), or
+  /// with the code compiled kept in the result. Stored code that cannot be loaded is a
+  /// CompileError.
+  EvaluationResult measure(const CodeRequest& request, const std::string& split,
                            double give_up_ms = 0);
 
   const Pipeline& pipeline() const { return pipeline_; }
@@ -59,6 +75,14 @@ class Measurement {
     std::vector<int64_t> extents;
     Buffer reference;
   };
+  struct Compiled {
+    std::string key;  // the schedule, and for stored code the code's digest
+    LoweredFunction lowered;
+    std::shared_ptr<codegen::CompiledFunction> function;
+    double compile_ms = 0;
+  };
+  static constexpr size_t kCompiledKept = 32;
+  std::deque<Compiled> compiled_;  // oldest first
   EvaluationSetup setup_;
   Pipeline pipeline_;
   std::map<std::string, std::vector<Photo>> photos_;  // by split, loaded when first asked

@@ -5,6 +5,8 @@
 #include <optional>
 #include <stdexcept>
 
+#include "compiler_core/support/base64.h"
+
 namespace stipple::workers::wire {
 
 nlohmann::json number(double v) {
@@ -29,7 +31,9 @@ nlohmann::json to_json(const EvaluationSetup& s) {
           {"params", params},
           {"images", s.images},
           {"runs", s.runs},
-          {"threads", s.threads}};
+          {"threads", s.threads},
+          {"output_digests", s.output_digests},
+          {"min_timed_ms", s.min_timed_ms}};
 }
 
 EvaluationSetup setup_from_json(const nlohmann::json& j) {
@@ -40,18 +44,28 @@ EvaluationSetup setup_from_json(const nlohmann::json& j) {
   s.images = j.at("images").get<std::map<std::string, std::vector<std::string>>>();
   s.runs = j.at("runs").get<int>();
   s.threads = j.at("threads").get<int>();
+  s.output_digests = j.value("output_digests", false);
+  s.min_timed_ms = j.value("min_timed_ms", 0.0);
   return s;
 }
 
 nlohmann::json to_json(const EvaluationResult& r) {
   nlohmann::json images = nlohmann::json::array();
   for (const ImageMeasurement& m : r.images) {
-    images.push_back({number(m.time_ms), number(m.error), number(m.psnr)});
+    nlohmann::json image = {number(m.time_ms), number(m.error), number(m.psnr),
+                            number(m.min_time_ms)};
+    if (!m.output_digest.empty()) image.push_back(m.output_digest);
+    images.push_back(std::move(image));
   }
-  return {{"status", to_string(r.status)},
-          {"reason", r.reason},
-          {"compile_ms", number(r.compile_ms)},
-          {"images", images}};
+  nlohmann::json j = {{"status", to_string(r.status)},
+                      {"reason", r.reason},
+                      {"compile_ms", number(r.compile_ms)},
+                      {"images", images}};
+  if (!r.object.empty()) {
+    j["object"] = base64_encode(r.object);
+    j["symbol"] = r.symbol;
+  }
+  return j;
 }
 
 EvaluationResult result_from_json(const nlohmann::json& j) {
@@ -63,10 +77,45 @@ EvaluationResult result_from_json(const nlohmann::json& j) {
   r.reason = j.at("reason").get<std::string>();
   r.compile_ms = number(j.at("compile_ms"));
   for (const nlohmann::json& m : j.at("images")) {
-    r.images.push_back({number(m.at(0)), number(m.at(1)), number(m.at(2))});
+    ImageMeasurement image;
+    image.time_ms = number(m.at(0));
+    image.error = number(m.at(1));
+    image.psnr = number(m.at(2));
+    image.min_time_ms = number(m.at(3));
+    if (m.size() > 4) image.output_digest = m.at(4).get<std::string>();
+    r.images.push_back(std::move(image));
+  }
+  if (j.contains("object")) {
+    std::optional<std::string> object = base64_decode(j.at("object").get<std::string>());
+    if (!object) throw std::runtime_error("a result whose code is not base64");
+    r.object = std::move(*object);
+    r.symbol = j.at("symbol").get<std::string>();
   }
   r.aggregate();
   return r;
+}
+
+nlohmann::json to_json(const CodeRequest& c) {
+  nlohmann::json j = {{"schedule", c.schedule}};
+  if (!c.object.empty()) {
+    j["object"] = base64_encode(c.object);
+    j["symbol"] = c.symbol;
+  }
+  if (c.keep_code) j["keep_code"] = true;
+  return j;
+}
+
+CodeRequest code_request_from_json(const nlohmann::json& j) {
+  CodeRequest c;
+  c.schedule = j.at("schedule").get<std::string>();
+  if (j.contains("object")) {
+    std::optional<std::string> object = base64_decode(j.at("object").get<std::string>());
+    if (!object) throw std::runtime_error("a request whose code is not base64");
+    c.object = std::move(*object);
+    c.symbol = j.at("symbol").get<std::string>();
+  }
+  c.keep_code = j.value("keep_code", false);
+  return c;
 }
 
 }  // namespace stipple::workers::wire

@@ -86,6 +86,15 @@ AotOutputs emit_files(const LoweredFunction& f, const std::vector<EmitKind>& kin
   return outputs;
 }
 
+std::shared_ptr<CompiledFunction> load_for_host(const std::string& object,
+                                                const std::string& symbol) {
+  for (const Backend* b : backends()) {
+    if (!b->makes_callables()) continue;
+    if (std::shared_ptr<CompiledFunction> f = b->load_callable(object, symbol)) return f;
+  }
+  throw UserError("no back end can load stored code");
+}
+
 std::shared_ptr<CompiledFunction> compile_for_host(const LoweredFunction& f) {
   BackendRequest request;
   request.callable = true;

@@ -69,6 +69,12 @@ class Backend {
 
   /// Generates what `request` asks for, or says why it cannot (unsupported(request) first).
   virtual BackendResult compile(const LoweredFunction& f, const BackendRequest& request) const = 0;
+  /// For a back end that makes callables: code it made before (CompiledFunction::object
+  /// and symbol), linked to call again; nullptr when it cannot load code.
+  virtual std::shared_ptr<CompiledFunction> load_callable(const std::string& object,
+                                                          const std::string& symbol) const {
+    return nullptr;
+  }
 
  protected:
   /// Empty when this back end writes every requested kind, serves the target and makes a
@@ -100,6 +106,10 @@ AotOutputs emit_files(const LoweredFunction& f, const std::vector<EmitKind>& kin
 /// the compile statistics are on it (CompiledFunction::stats). Throws InternalError when
 /// no back end can serve it, as the JIT does on IR it cannot handle.
 std::shared_ptr<CompiledFunction> compile_for_host(const LoweredFunction& f);
+/// Code compile_for_host made (its object() and symbol(), kept), to call in this process.
+/// UserError when no back end can load it.
+std::shared_ptr<CompiledFunction> load_for_host(const std::string& object,
+                                                const std::string& symbol);
 
 /// The implementations, each private to its file; backend.cpp registers them.
 std::unique_ptr<Backend> new_llvm_cpu_backend();     // backend_llvm_cpu.cpp

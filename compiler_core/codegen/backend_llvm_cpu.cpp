@@ -52,6 +52,11 @@ class LlvmCpuBackend : public Backend {
 
  private:
   // One JIT per process, made on first use; compiles are thread-safe (jit.h).
+  std::shared_ptr<CompiledFunction> load_callable(const std::string& object,
+                                                  const std::string& symbol) const override {
+    return jit().load(object, symbol);
+  }
+
   static JitCompiler& jit() {
     static const std::unique_ptr<JitCompiler> compiler = JitCompiler::create();
     return *compiler;

@@ -5,6 +5,7 @@
 // and emission are target_machine.h's, shared with ahead-of-time compilation (aot.h).
 #include "compiler_core/codegen/jit.h"
 
+#include <llvm/Config/llvm-config.h>
 #include <llvm/ExecutionEngine/JITEventListener.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
@@ -182,6 +183,13 @@ std::unique_ptr<JitCompiler> JitCompiler::create(const TargetSpec& target) {
   return std::unique_ptr<JitCompiler>(new JitCompiler(std::move(impl)));
 }
 
+std::string code_generator_version() {
+  std::string v = LLVM_VERSION_STRING;
+  const char* options = std::getenv("STIPPLE_LLVM_OPTIONS");
+  if (options && *options) v += std::string(" (STIPPLE_LLVM_OPTIONS=") + options + ")";
+  return v;
+}
+
 HostCpu jit_host_cpu() {
   const TargetSpec t = host_target();
   return {t.cpu, t.features};
@@ -206,7 +214,7 @@ std::unique_ptr<CompiledFunction> JitCompiler::compile(const LoweredFunction& f)
   out->stats_.optimize_ms = ms_since(t);
 
   t = Clock::now();
-  const std::string object = emit_machine_code(*m, *tm, llvm::CGFT_ObjectFile);
+  std::string object = emit_machine_code(*m, *tm, llvm::CGFT_ObjectFile);
   out->stats_.codegen_ms = ms_since(t);
 
   t = Clock::now();
@@ -222,6 +230,35 @@ std::unique_ptr<CompiledFunction> JitCompiler::compile(const LoweredFunction& f)
   out->entry_ = reinterpret_cast<EntryPoint>(static_cast<uintptr_t>(sym.getAddress()));
   out->stats_.link_ms = ms_since(t);
   out->stats_.total_ms = ms_since(start);
+  out->object_ = std::move(object);
+  return out;
+}
+
+std::unique_ptr<CompiledFunction> JitCompiler::load(const std::string& object,
+                                                    const std::string& symbol) {
+  const auto start = Clock::now();
+  std::unique_ptr<CompiledFunction> out(new CompiledFunction());
+  out->symbol_ = symbol;
+  out->object_ = object;
+  llvm::Expected<llvm::orc::JITDylib&> jd = impl_->jit->createJITDylib(
+      "stipple_loaded_" + std::to_string(impl_->next_symbol.fetch_add(1)));
+  if (!jd) throw UserError("cannot load stored code: " + llvm::toString(jd.takeError()));
+  // The runtime symbols are the main JITDylib's (defined there, or found in the process).
+  jd->addToLinkOrder(impl_->jit->getMainJITDylib());
+  out->tracker_ = std::make_unique<CompiledFunction::Tracker>();
+  out->tracker_->rt = jd->createResourceTracker();
+  auto buffer =
+      llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), symbol);
+  if (llvm::Error e = impl_->jit->addObjectFile(out->tracker_->rt, std::move(buffer))) {
+    throw UserError("cannot load stored code: " + llvm::toString(std::move(e)));
+  }
+  llvm::Expected<llvm::JITEvaluatedSymbol> sym = impl_->jit->lookup(*jd, symbol);
+  if (!sym) {
+    throw UserError("cannot load stored code: no entry point " + symbol + ": " +
+                    llvm::toString(sym.takeError()));
+  }
+  out->entry_ = reinterpret_cast<EntryPoint>(static_cast<uintptr_t>(sym->getAddress()));
+  out->stats_.link_ms = out->stats_.total_ms = ms_since(start);
   return out;
 }
 

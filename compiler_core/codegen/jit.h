@@ -42,6 +42,10 @@ struct HostCpu {
 };
 HostCpu jit_host_cpu();
 
+/// The LLVM that generates code ("14.0.6"), with STIPPLE_LLVM_OPTIONS when set: what the
+/// nightly history records, since both change what a schedule compiles to.
+std::string code_generator_version();
+
 /// Compiled code, kept alive until this is destroyed.
 class CompiledFunction {
  public:
@@ -55,6 +59,10 @@ class CompiledFunction {
   }
   const CompileStats& stats() const { return stats_; }
   const std::string& symbol() const { return symbol_; }
+  /// The object file the code was linked from, and so can be again, in another process
+  /// (JitCompiler::load): the nightly run keeps a night's code to time it beside the next
+  /// night's.
+  const std::string& object() const { return object_; }
 
  private:
   friend class JitCompiler;
@@ -63,6 +71,7 @@ class CompiledFunction {
   EntryPoint entry_ = nullptr;
   CompileStats stats_;
   std::string symbol_;
+  std::string object_;
   std::unique_ptr<Tracker> tracker_;
 };
 
@@ -81,6 +90,14 @@ class JitCompiler {
   /// Generates, optimises and links `f`. Throws InternalError on IR the generator cannot
   /// handle or an LLVM failure. Thread-safe.
   std::unique_ptr<CompiledFunction> compile(const LoweredFunction& f);
+
+  /// Links an object file that compile() made (CompiledFunction::object; in this process
+  /// or another of the same host target) and returns its entry point `symbol`. Each gets
+  /// a JITDylib of its own, since its symbol was unique only where it was compiled; the
+  /// runtime resolves as for compiled code. UserError when the object cannot be linked.
+  /// The caller vouches that the code was made for this host's target and this Stipple's
+  /// calling convention. Thread-safe.
+  std::unique_ptr<CompiledFunction> load(const std::string& object, const std::string& symbol);
 
   /// The LLVM IR of `f`, optimised or not (for debugging and tests).
   std::string llvm_ir(const LoweredFunction& f, bool optimized);

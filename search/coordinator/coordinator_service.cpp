@@ -87,8 +87,13 @@ workers::EvaluationResult to_result(const proto::JobResult& r) {
   e.status = parse_evaluation_status(r.status()).value_or(EvaluationStatus::Error);
   e.reason = r.reason();
   e.compile_ms = r.compile_ms();
-  for (const proto::ImageMeasurement& m : r.images())
-    e.images.push_back({m.time_ms(), m.error(), m.psnr()});
+  for (const proto::ImageMeasurement& m : r.images()) {
+    workers::ImageMeasurement image;
+    image.time_ms = m.time_ms();
+    image.error = m.error();
+    image.psnr = m.psnr();
+    e.images.push_back(std::move(image));
+  }
   // EvaluationResult::aggregate() lives with the measuring code (and LLVM); the means are
   // simple enough to take here.
   if (!e.images.empty()) {

@@ -107,6 +107,61 @@ TEST_F(LocalEvaluatorTest, MeasuresLikeAnInProcessMeasurement) {
   EXPECT_EQ(ev.children_started(), 1);
 }
 
+// The nightly run's A/B: code compiled by one child, kept, and timed by another (a fresh
+// evaluator, as the next night's process is) computes the same outputs; stored code that
+// is not an object file is a failed result, not a dead evaluator.
+TEST_F(LocalEvaluatorTest, StoredCodeRunsInAnotherProcessAndComputesTheSame) {
+  const std::string schedule = "bx.compute_at(out, y).vectorize(x, 8)\n";
+  EvaluationSetup setup = blur_setup();
+  setup.output_digests = true;
+  EvaluationResult compiled;
+  {
+    LocalEvaluator first(setup, options());
+    std::vector<EvaluationResult> r = first.evaluate_code({{schedule, {}, {}, true}}, "train");
+    ASSERT_TRUE(r[0].ok()) << r[0].reason;
+    compiled = r[0];
+  }
+  ASSERT_FALSE(compiled.object.empty());
+  ASSERT_FALSE(compiled.symbol.empty());
+  ASSERT_EQ(compiled.images.size(), 2u);
+  EXPECT_EQ(compiled.images[0].output_digest.size(), 64u);
+  EXPECT_NE(compiled.images[0].output_digest, compiled.images[1].output_digest);
+  EXPECT_GT(compiled.images[0].min_time_ms, 0);
+  EXPECT_LE(compiled.images[0].min_time_ms, compiled.images[0].time_ms);
+
+  LocalEvaluator second(setup, options());
+  std::vector<EvaluationResult> r =
+      second.evaluate_code({{schedule, compiled.object, compiled.symbol, false},
+                            {schedule, "not an object file", compiled.symbol, false},
+                            {schedule, {}, {}, false}},
+                           "train");
+  ASSERT_TRUE(r[0].ok()) << r[0].reason;
+  EXPECT_TRUE(r[0].object.empty());  // not asked for
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(r[0].images[i].output_digest, compiled.images[i].output_digest);
+  }
+  EXPECT_EQ(r[0].error, 0);
+  EXPECT_EQ(r[1].status, EvaluationStatus::CompileError);
+  EXPECT_NE(r[1].reason.find("cannot load stored code"), std::string::npos) << r[1].reason;
+  ASSERT_TRUE(r[2].ok()) << r[2].reason;
+  EXPECT_EQ(r[2].images[0].output_digest, compiled.images[0].output_digest);
+  EXPECT_EQ(second.children_started(), 1);
+}
+
+// Measuring a schedule again in the same process compiles nothing: the code and the compile
+// time it took are kept (the nightly run's rounds, a front's test photos after its
+// training ones).
+TEST_F(LocalEvaluatorTest, ASecondMeasurementOfAScheduleReusesItsCode) {
+  Measurement m(blur_setup());
+  const std::string schedule = "bx.compute_at(out, y).vectorize(x, 8)\n";
+  EvaluationResult first = m.measure(schedule, "train");
+  EvaluationResult again = m.measure(schedule, "test");
+  ASSERT_TRUE(first.ok() && again.ok());
+  EXPECT_GT(first.compile_ms, 0);
+  EXPECT_EQ(again.compile_ms, first.compile_ms);       // a compile would take its own time
+  EXPECT_TRUE(first.images[0].output_digest.empty());  // digests only when asked
+}
+
 TEST_F(LocalEvaluatorTest, EveryFailureIsARecordedResultAndTheNextCandidateRuns) {
   LocalEvaluator ev(blur_setup(), options(/*deadline=*/3));
   struct Case {

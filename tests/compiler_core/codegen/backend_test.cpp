@@ -119,6 +119,29 @@ TEST(Backend, CompileForHostGivesTheCallableOfTheRegistry) {
   }
 }
 
+// Code kept from a compile (its object file and entry symbol) loads again as a callable
+// that computes the same, also while the original is alive (its symbol is then taken in
+// the main JITDylib: each load gets a JITDylib of its own), and twice over; bytes that are
+// no object file are a UserError, not a crash.
+TEST(Backend, KeptCodeLoadsAgainAndComputesTheSame) {
+  Fixture x;
+  std::shared_ptr<CompiledFunction> fn = compile_for_host(x.f);
+  ASSERT_FALSE(fn->object().empty());
+  Buffer img(ScalarType::UInt8, {19, 3});
+  for (int64_t i = 0; i < img.element_count(); ++i) img.data_as<uint8_t>()[i] = uint8_t(i * 29);
+  const Buffer want = run_lowered(*fn, x.f, x.p, {{"img", img}}, {}, {19, 3});
+  for (int copy = 0; copy < 2; ++copy) {
+    std::shared_ptr<CompiledFunction> again = load_for_host(fn->object(), fn->symbol());
+    ASSERT_NE(again, nullptr);
+    EXPECT_NE(again->entry(), fn->entry());  // its own code, not the original's
+    EXPECT_EQ(again->object(), fn->object());
+    const Buffer got = run_lowered(*again, x.f, x.p, {{"img", img}}, {}, {19, 3});
+    EXPECT_TRUE(got.same_contents(want));
+  }
+  EXPECT_THROW(load_for_host("not an object file", fn->symbol()), UserError);
+  EXPECT_THROW(load_for_host(fn->object(), "no_such_symbol"), UserError);
+}
+
 // run_lowered_into computes into the caller's buffer, as the timing loops call it (the
 // output's allocation is not timed): every element is written, whatever the buffer held
 // (NaNs here), and equals a fresh run's; a buffer of another type or with mins not 0 is
