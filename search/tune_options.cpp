@@ -26,6 +26,7 @@ std::string TuneOptions::to_json() const {
                       {"baseline_schedule", baseline_schedule},
                       {"population", population},
                       {"use_reuse_seed", use_reuse_seed},
+                      {"warm_start", warm_start},
                       {"generations", generations},
                       {"thresholds", thresholds},
                       {"cluster", cluster}};
@@ -67,6 +68,7 @@ TuneOptions TuneOptions::from_json(const std::string& text) {
   o.baseline_schedule = j.at("baseline_schedule");
   o.population = j.at("population");
   o.use_reuse_seed = j.value("use_reuse_seed", false);
+  o.warm_start = j.value("warm_start", std::vector<std::string>{});
   o.generations = j.at("generations");
   o.thresholds = j.at("thresholds").get<std::vector<double>>();
   o.cluster = j.value("cluster", false);

@@ -35,6 +35,10 @@ struct TuneOptions {
   /// genetic and hill alone: seed them with the reuse model's schedule too (the portfolio
   /// always does).
   bool use_reuse_seed = false;
+  /// Schedules (texts) a run starts from: measured (or found in the store) right after
+  /// the baseline, and seeds of the strategies, as the reuse model's schedule is. The
+  /// nightly re-tune starts from the shipped variant and the stored front.
+  std::vector<std::string> warm_start;
   int generations = 200;  // genetic
   /// The error levels of interest, in the pipeline's metric (mean Lab dE, or RMSE in the
   /// output's units): hill climbing climbs once per level and the progress line shows the

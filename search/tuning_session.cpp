@@ -223,6 +223,9 @@ std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseli
   if (!baseline_text.empty()) {
     seeds.push_back(compile_schedule(baseline_text, "<baseline>", pipeline_));
   }
+  for (const std::string& text : options_.warm_start) {
+    seeds.push_back(compile_schedule(text, "<warm start>", pipeline_));
+  }
   // The reuse model's schedule, for the size of the first training photo's output: a
   // candidate of its own and a seed of the two searches (computed, not measured).
   std::string reuse_text;
@@ -313,6 +316,23 @@ void TuningSession::run(const ProgressCallback& report) {
   note(baseline);
 
   std::unique_ptr<Strategy> strategy = make_strategy(baseline_text);
+  // The warm start's schedules, each once, within the budget: found in the store when
+  // measured before (the nightly re-tune's stored front), so the search starts where
+  // the last one ended at no cost.
+  std::vector<Candidate> warm;
+  for (const std::string& text : options_.warm_start) {
+    const bool seen = text == baseline.key.schedule ||
+                      std::any_of(warm.begin(), warm.end(),
+                                  [&](const Candidate& c) { return c.schedule == text; });
+    if (!seen && int64_t(train_ids.size() + warm.size()) < options_.budget) {
+      warm.push_back({text, std::nullopt, "warm start"});
+    }
+  }
+  if (!warm.empty()) {
+    for (const storage::EvaluationRecord& e : evaluate(warm, "train")) note(e);
+    publish("search");
+    if (stopped()) return;
+  }
   while (int64_t(train_ids.size()) < options_.budget &&
          (options_.time_budget_s <= 0 || elapsed() < options_.time_budget_s)) {
     const size_t room = size_t(options_.budget - int64_t(train_ids.size()));
