@@ -19,7 +19,7 @@ int main(int argc, char** argv) {
   // The app's own options (--log-level) are taken after the subcommand too: subcommands
   // made from here on pass options they do not know up to it.
   app.fallthrough();
-  app.set_version_flag("--version", std::string("stipple 0.1"));
+  app.set_version_flag("--version", std::string("stipple ") + STIPPLE_VERSION);
   std::string log_level = "info";
   app.add_option("--log-level", log_level, "trace, debug, info, warn, error or off")
       ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "off"}))

@@ -1,8 +1,12 @@
-// `stipple nightly add|list|remove`: the registry of pipelines for nightly regression tuning
-// (issue #29): what a user ships — a pipeline, the variant of it they ship (a schedule file,
-// or a point of a run's front), the photos it is measured on and the targets it ships to —
-// kept in the database beside the runs. `nightly run`, which re-measures and re-tunes what
-// is registered, is not built yet.
+// `stipple nightly add|list|remove|run`: nightly regression tuning (issue #29). The registry
+// holds what a user ships — a pipeline, the variant of it they ship (a schedule file, or a
+// point of a run's front), the photos it is measured on and the targets it ships to — beside
+// the runs; `nightly run` re-tunes, re-measures and re-checks each registration on this host
+// (search/nightly/night.h), keeps the history, and reports (search/nightly/report.h).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -13,18 +17,28 @@
 #include <set>
 #include <tuple>
 
+#include "client/cache_dir.h"
 #include "client/commands.h"
 #include "client/front_table.h"
 #include "client/load_pipeline.h"
 #include "client/open_database.h"
+#include "client/output_file.h"
 #include "client/photo_args.h"
 #include "compiler_core/codegen/jit.h"
+#include "compiler_core/image/image_io.h"
+#include "compiler_core/image/resize.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/support/content_hash.h"
 #include "compiler_core/support/files.h"
 #include "compiler_core/support/host_probe.h"
+#include "search/nightly/html_report.h"
+#include "search/nightly/night.h"
+#include "search/nightly/report.h"
 #include "search/tuning_session.h"
 #include "storage/database.h"
+#include "workers/benchmark_lock.h"
+#include "workers/local_evaluator.h"
 
 namespace stipple::cli {
 namespace {
@@ -34,7 +48,41 @@ namespace fs = std::filesystem;
 struct NightlyAddOptions {
   std::string pipeline, name, schedule, variant, size, db = "stipple.db";
   std::vector<std::string> images, test_images, targets;
+  bool replace = false;
 };
+
+struct NightlyRunOptions {
+  std::vector<std::string> only;
+  int64_t budget = 20;
+  int samples = 10, max_samples = 30, runs = 3, threads = 0;
+  double min_change = 0.05, alpha = 0.01, deadline = 60, min_timed_ms = 50;
+  std::string json, html, coordinator, cache, host, db = "stipple.db";
+  std::string benchmark_lock = workers::kDefaultBenchmarkLock;
+  bool no_record = false;
+};
+
+std::string not_registered(const std::string& name, const std::string& db) {
+  return "nothing is registered as '" + name + "' in " + db + " (`stipple nightly list`)";
+}
+
+// The registrations named by --only (all without it); UserError for a name not registered.
+std::vector<storage::NightlyRecord> select_registrations(storage::Database& db,
+                                                         const std::vector<std::string>& only,
+                                                         const std::string& db_path) {
+  std::vector<storage::NightlyRecord> regs = db.list_nightly();
+  for (const std::string& name : only) {
+    if (std::none_of(regs.begin(), regs.end(),
+                     [&](const storage::NightlyRecord& r) { return r.name == name; })) {
+      throw UserError("--only: " + not_registered(name, db_path));
+    }
+  }
+  if (!only.empty()) {
+    std::erase_if(regs, [&](const storage::NightlyRecord& r) {
+      return std::find(only.begin(), only.end(), r.name) == only.end();
+    });
+  }
+  return regs;
+}
 
 // "RUN:N": a run and the number of a variant of its front (`stipple front RUN`).
 std::pair<int64_t, int> parse_variant(const std::string& text) {
@@ -63,8 +111,7 @@ std::pair<int, int> parse_size(const std::string& text) {
 }
 
 std::string already_registered(const std::string& name, const std::string& db) {
-  return "'" + name + "' is registered already in " + db + " (`stipple nightly remove " + name +
-         "` first)";
+  return "'" + name + "' is registered already in " + db + " (--replace to change what it ships)";
 }
 
 std::string this_host_target() {
@@ -117,7 +164,11 @@ int run_add(const NightlyAddOptions& opt) {
 
   // A variant of a run needs the database that has the run: it is not created.
   auto db = open_database(opt.db, from_run ? DatabaseUse::Read : DatabaseUse::Write);
-  if (db->find_nightly(name)) throw UserError(already_registered(name, opt.db));
+  const bool exists = db->find_nightly(name).has_value();
+  if (exists && !opt.replace) throw UserError(already_registered(name, opt.db));
+  if (!exists && opt.replace) {
+    throw UserError("--replace: " + not_registered(name, opt.db));
+  }
   if (from_run) {
     const auto [run_id, variant] = *from_run;
     const std::optional<storage::RunRecord> run = db->find_run(run_id);
@@ -145,11 +196,15 @@ int run_add(const NightlyAddOptions& opt) {
   // registration itself fails after them, they stay, harmless and reused.
   r.dataset_id = search::store_photos(*db, photos.train, photos.test);
   r.pipeline_id = search::store_pipeline(*db, p, source);
-  if (!db->add_nightly(r)) throw UserError(already_registered(name, opt.db));  // lost a race
-  std::set<std::string> all(photos.train.begin(), photos.train.end());         // one may be both
+  if (opt.replace) {
+    if (!db->replace_nightly(r)) throw UserError("'" + name + "' was removed meanwhile");
+  } else if (!db->add_nightly(r)) {
+    throw UserError(already_registered(name, opt.db));  // lost a race
+  }
+  std::set<std::string> all(photos.train.begin(), photos.train.end());  // one may be both
   all.insert(photos.test.begin(), photos.test.end());
-  std::cout << "registered " << name << ": " << p.name << ", " << r.variant << ", " << all.size()
-            << (all.size() == 1 ? " photo" : " photos")
+  std::cout << (opt.replace ? "registered again " : "registered ") << name << ": " << p.name << ", "
+            << r.variant << ", " << all.size() << (all.size() == 1 ? " photo" : " photos")
             << (r.width > 0 ? " at " + opt.size : std::string()) << ", targets";
   for (const std::string& t : r.targets) std::cout << " " << t;
   std::cout << "\n";
@@ -184,11 +239,198 @@ int run_list(const std::string& db_path) {
 
 int run_remove(const std::string& db_path, const std::string& name) {
   auto db = open_database(db_path, DatabaseUse::Read);
-  if (!db->remove_nightly(name)) {
-    throw UserError("nothing is registered as '" + name + "' in " + db_path +
-                    " (`stipple nightly list`)");
+  if (!db->remove_nightly(name)) throw UserError(not_registered(name, db_path));
+  std::cout << "removed " << name
+            << " from nightly tuning with its nights' history; its runs and their measurements "
+               "stay\n";
+  return kExitOk;
+}
+
+struct AcceptOptions {
+  std::string name, host, target, db = "stipple.db";
+};
+
+int run_accept(const AcceptOptions& opt) {
+  auto db = open_database(opt.db, DatabaseUse::Read);
+  const std::optional<storage::NightlyRecord> reg = db->find_nightly(opt.name);
+  if (!reg) throw UserError(not_registered(opt.name, opt.db));
+  const std::string target = opt.target.empty() ? this_host_target() : opt.target;
+  const std::string host = opt.host.empty() ? host_name() : opt.host;
+  const std::optional<int64_t> night = db->accept_last_night(reg->id, target, host);
+  if (!night) {
+    throw UserError("the last night of '" + opt.name + "' on " + host + " (" + target +
+                    ") did not regress: nothing to accept");
   }
-  std::cout << "removed " << name << " from nightly tuning; its runs and measurements stay\n";
+  std::cout << "accepted night " << *night << " of " << opt.name << " on " << host
+            << ": the next nights there compare with it\n";
+  return kExitOk;
+}
+
+// The registration's photos as the nights measure them: as they are, or rendered at the
+// registered size once into the cache (named by content and size, so every night reads
+// the same files and the store's measurements of them are found again).
+std::map<std::string, std::vector<std::string>> night_photos(
+    std::map<std::string, std::vector<std::string>> photos, const storage::NightlyRecord& reg,
+    const std::string& cache) {
+  if (reg.width <= 0) return photos;
+  const fs::path folder = fs::path(cache) / "nightly-photos";
+  fs::create_directories(folder);
+  for (auto& [split, paths] : photos) {
+    for (std::string& path : paths) {
+      const std::string bytes = read_text_file(path, "photo", kMaxImageFileBytes);
+      const fs::path sized = folder / (sha256_hex(bytes) + "-" + std::to_string(reg.width) + "x" +
+                                       std::to_string(reg.height) + ".png");
+      if (!fs::exists(sized)) {
+        // Written aside, then renamed: a night killed meanwhile leaves no half a photo
+        // that every later night would read.
+        const std::string partial = sized.string() + ".partial-" + std::to_string(getpid());
+        write_png(partial, resize_photo(read_image(path), reg.width, reg.height));
+        fs::rename(partial, sized);
+      }
+      path = sized.string();
+    }
+  }
+  return photos;
+}
+
+// The command that measures a registration again as its night did, without recording a
+// night (which could become the next night's baseline).
+std::string reproduce_command(const std::string& name, const NightlyRunOptions& opt) {
+  std::string c = "stipple nightly run --only " + name + " --no-record --budget 0" + " --samples " +
+                  std::to_string(opt.samples) + " --max-samples " +
+                  std::to_string(opt.max_samples) + " --runs " + std::to_string(opt.runs) +
+                  " --min-time " + fmt::format("{:g}", opt.min_timed_ms) + " --min-change " +
+                  fmt::format("{:g}", opt.min_change) + " --alpha " +
+                  fmt::format("{:g}", opt.alpha) + " --deadline " +
+                  fmt::format("{:g}", opt.deadline);
+  if (opt.threads > 0) c += " --threads " + std::to_string(opt.threads);
+  if (!opt.host.empty()) c += " --host " + opt.host;
+  if (!opt.cache.empty()) c += " --cache " + opt.cache;
+  return c + " --db " + opt.db;
+}
+
+// An output file's folder must be there before hours of measuring, not after.
+void check_output_path(const std::string& path, const std::string& option) {
+  if (path.empty() || is_standard_output(path)) return;
+  const fs::path folder = fs::absolute(path).parent_path();
+  if (!fs::is_directory(folder)) {
+    throw UserError(option + ": no folder " + folder.string() + " to write " + path + " in");
+  }
+}
+
+int run_nights(const NightlyRunOptions& opt) {
+  if (!opt.coordinator.empty()) {
+    throw UserError(
+        "nightly run --coordinator: measuring on the cluster's workers is not built yet; "
+        "run `stipple nightly run` on a host of each target");
+  }
+  if (opt.samples < 4 || opt.max_samples < opt.samples) {
+    throw UserError(
+        "--samples takes at least 4 (the test's minimum), and --max-samples at least "
+        "--samples");
+  }
+  if (is_standard_output(opt.json) && is_standard_output(opt.html)) {
+    throw UserError("--json and --html cannot both go to standard output");
+  }
+  check_output_path(opt.json, "--json");
+  check_output_path(opt.html, "--html");
+  auto db = open_database(opt.db, DatabaseUse::Read);
+  std::vector<storage::NightlyRecord> regs = select_registrations(*db, opt.only, opt.db);
+  if (regs.empty()) {
+    throw UserError("no pipelines registered for nightly tuning in " + opt.db +
+                    " (`stipple nightly add`)");
+  }
+  std::string lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
+  if (!lock.empty()) workers::require_benchmark_lock(lock, "--benchmark-lock");
+
+  // With JSON or the page on standard output, the text report goes to standard error.
+  std::ostream& text =
+      is_standard_output(opt.json) || is_standard_output(opt.html) ? std::cerr : std::cout;
+  const std::string here = this_host_target();
+  int measured = 0;
+  nlohmann::json report = {{"nights", nlohmann::json::array()},
+                           {"skipped", nlohmann::json::array()}};
+  bool regressed = false, failed = false;
+  for (const storage::NightlyRecord& reg : regs) {
+    for (const std::string& target : reg.targets) {
+      if (target == here) continue;
+      text << reg.name << ": skipped target " << target << " (this host is " << here
+           << "; run it on a host of that target)\n";
+      report["skipped"].push_back({{"name", reg.name}, {"target", target}});
+    }
+    if (std::find(reg.targets.begin(), reg.targets.end(), here) == reg.targets.end()) continue;
+    const storage::PipelineRecord stored = db->pipeline(reg.pipeline_id).value();
+    const std::string file = stored.name + ".stp";
+    try {
+      const Pipeline p = compile_pipeline_reporting(stored.source, file);
+      search::nightly::NightOptions no;
+      no.samples = opt.samples;
+      no.max_samples = opt.max_samples;
+      no.budget = opt.budget;
+      no.change.min_change = opt.min_change;
+      no.change.alpha = opt.alpha;
+      no.stipple_version = STIPPLE_VERSION;
+      no.host = opt.host;
+      no.record = !opt.no_record;
+      no.llvm_version = codegen::code_generator_version();
+      const auto photos =
+          night_photos(search::nightly::registration_photos(*db, reg), reg,
+                       opt.cache.empty() ? default_cache_dir("nightly run") : opt.cache);
+      no.tune.pipeline_file = file;
+      no.tune.train_images =
+          photos.count("train") ? photos.at("train") : std::vector<std::string>{};
+      no.tune.test_images = photos.count("test") ? photos.at("test") : no.tune.train_images;
+      no.tune.runs = opt.runs;
+      no.tune.threads = opt.threads;
+      no.tune.deadline_s = opt.deadline;
+
+      workers::EvaluationSetup setup;
+      setup.pipeline_source = stored.source;
+      setup.pipeline_file = file;
+      setup.images = {{"train", no.tune.train_images}, {"test", no.tune.test_images}};
+      setup.runs = opt.runs;
+      setup.threads = opt.threads;
+      setup.output_digests = true;
+      setup.min_timed_ms = opt.min_timed_ms;
+      workers::LocalEvaluatorOptions eo;
+      eo.deadline_seconds = opt.deadline;
+      eo.benchmark_lock = lock;
+      workers::LocalEvaluator evaluator(setup, eo);
+      const search::nightly::NightOutcome night =
+          search::nightly::run_night(*db, reg, p, stored.source, evaluator, no,
+                                     [](const std::string& what) { spdlog::info("{}", what); });
+      const std::string again = reproduce_command(reg.name, opt);
+      text << search::nightly::text_report(reg, night, again);
+      report["nights"].push_back(search::nightly::json_report(reg, night, again));
+      regressed |= night.regressed();
+      ++measured;
+    } catch (const std::exception& e) {
+      // One registration that cannot be measured (a photo gone, a stored pipeline tonight's
+      // Stipple refuses, an evaluator that cannot start) is the night's failure, exit 1, and
+      // does not stop the others' nights. Bad input on the command line was refused above.
+      text << reg.name << ": FAILED: " << e.what() << "\n";
+      report["nights"].push_back({{"registration", {{"name", reg.name}}}, {"failed", e.what()}});
+      failed = true;
+    }
+  }
+  if (measured == 0 && !failed) {
+    // A host of no registered target (a pod scheduled on the wrong node) must not pass.
+    text << "nothing measured: no registration ships to this host's target " << here << "\n";
+    failed = true;
+  }
+  report["regressed"] = regressed;
+  report["failed"] = failed;
+  if (!opt.json.empty()) write_output_file(opt.json, report.dump(2) + "\n");
+  if (!opt.html.empty()) write_output_file(opt.html, search::nightly::html_report(*db, regs));
+  return regressed || failed ? kExitFailure : kExitOk;
+}
+
+int run_report(const std::string& db_path, const std::vector<std::string>& only,
+               const std::string& html) {
+  auto db = open_database(db_path, DatabaseUse::Read);
+  const std::vector<storage::NightlyRecord> regs = select_registrations(*db, only, db_path);
+  write_output_file(html, search::nightly::html_report(*db, regs));
+  if (html != "-") std::cout << "wrote " << html << "\n";
   return kExitOk;
 }
 
@@ -197,8 +439,9 @@ int run_remove(const std::string& db_path, const std::string& name) {
 CommandRunner add_nightly_command(CLI::App& app) {
   CLI::App* cmd = app.add_subcommand(
       "nightly",
-      "Register pipelines for nightly regression tuning: add, list, remove (the nightly run "
-      "itself is not built yet)");
+      "Nightly regression tuning: register pipelines (add, list, remove), re-tune, "
+      "re-measure and re-check them each night (run), accept a regression (accept), show the "
+      "history (report)");
   cmd->require_subcommand(1);
   auto add_opt = std::make_shared<NightlyAddOptions>();
   auto db_path = std::make_shared<std::string>("stipple.db");
@@ -224,6 +467,9 @@ CommandRunner add_nightly_command(CLI::App& app) {
   add->add_option("--target", add_opt->targets,
                   "a target key it ships to (repeatable; `stipple workers` lists the cluster's). "
                   "Default: this host's");
+  add->add_flag("--replace", add_opt->replace,
+                "change what a registration ships, measures or targets; its history stays "
+                "(the next night compares the new shipped variant with the old)");
   add->add_option("--db", add_opt->db, "the SQLite database")->capture_default_str();
 
   CLI::App* list = cmd->add_subcommand("list", "List the registered pipelines");
@@ -235,9 +481,96 @@ CommandRunner add_nightly_command(CLI::App& app) {
       ->required();
   remove->add_option("--db", *db_path, "the SQLite database")->capture_default_str();
 
-  return [add, list, add_opt, db_path, remove_name]() {
+  auto accept_opt = std::make_shared<AcceptOptions>();
+  CLI::App* accept = cmd->add_subcommand(
+      "accept",
+      "Accept the last night's regression on a host (a slower variant shipped on purpose, an "
+      "output that changed for the better): the next nights there compare with that night");
+  accept->add_option("NAME", accept_opt->name, "the registration's name")->required();
+  accept->add_option("--host", accept_opt->host, "the host of the night (default: this one)");
+  accept->add_option("--target", accept_opt->target,
+                     "the target key of the night (default: this host's)");
+  accept->add_option("--db", accept_opt->db, "the SQLite database")->capture_default_str();
+
+  auto report_only = std::make_shared<std::vector<std::string>>();
+  auto report_html = std::make_shared<std::string>();
+  CLI::App* report = cmd->add_subcommand(
+      "report",
+      "Write the nightly history as a static HTML page (plots of each variant's time "
+      "over the nights, the front against the baseline's, the last night's table)");
+  report->add_option("--html", *report_html, "the page to write ('-': stdout)")->required();
+  report->add_option("--only", *report_only, "a registration to show (repeatable; default: all)");
+  report->add_option("--db", *db_path, "the SQLite database")->capture_default_str();
+
+  auto run_opt = std::make_shared<NightlyRunOptions>();
+  CLI::App* run = cmd->add_subcommand(
+      "run",
+      "One night: for each registration on this host's target, re-tune it, re-measure the "
+      "shipped variant and its front against the last night on this host, re-check exact "
+      "outputs, and report. Exit 0: nothing regressed; 1: a regression or a failure; 2: bad "
+      "input");
+  run->add_option("--only", run_opt->only, "a registration to run (repeatable; default: all)");
+  run->add_option("--budget", run_opt->budget,
+                  "re-tune evaluations past the warm start (the shipped variant and the stored "
+                  "front); 0: re-measure only")
+      ->check(CLI::Range(int64_t(0), int64_t(1000000)))
+      ->capture_default_str();
+  run->add_option("--samples", run_opt->samples, "timing rounds of every variant first")
+      ->check(CLI::Range(4, 1000))
+      ->capture_default_str();
+  run->add_option("--max-samples", run_opt->max_samples,
+                  "timing rounds at most while a variant's answer is unknown (a change found is "
+                  "confirmed by as many rounds again)")
+      ->check(CLI::Range(4, 10000))
+      ->capture_default_str();
+  run->add_option("--runs", run_opt->runs,
+                  "timed runs per photo in a round at least (the fastest is the round's sample)")
+      ->check(CLI::Range(1, 1000))
+      ->capture_default_str();
+  run->add_option("--min-time", run_opt->min_timed_ms,
+                  "ms of timed runs at least per photo in a round (more runs of a fast variant)")
+      ->check(CLI::Range(0.0, 60000.0))
+      ->capture_default_str();
+  run->add_option("--min-change", run_opt->min_change,
+                  "the smallest change of time reported, relative (0.05: 5%)")
+      ->check(CLI::Range(0.001, 10.0))
+      ->capture_default_str();
+  run->add_option("--alpha", run_opt->alpha,
+                  "the tests' level: the chance of calling noise a change")
+      ->check(CLI::Range(0.0001, 0.2))
+      ->capture_default_str();
+  run->add_option("--threads", run_opt->threads,
+                  "threads for parallel loops (default: one per core)")
+      ->check(CLI::Range(0, 1024));
+  run->add_option("--deadline", run_opt->deadline, "seconds per candidate (compile and all runs)")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  run->add_option("--json", run_opt->json, "write the report as JSON to this file ('-': stdout)");
+  run->add_option("--html", run_opt->html,
+                  "write the history as a static HTML page with plots to this file");
+  run->add_option("--cache", run_opt->cache,
+                  "where photos rendered at a registered --size are kept (default: "
+                  "$XDG_CACHE_HOME/stipple, else ~/.cache/stipple)");
+  run->add_option("--host", run_opt->host,
+                  "the host the nights are recorded for (default: this host's name; on "
+                  "Kubernetes the node's, as a pod's name changes every night)");
+  run->add_flag("--no-record", run_opt->no_record,
+                "measure and report, but store no night (nor re-tune): to look again without "
+                "making a new baseline");
+  run->add_option("--coordinator", run_opt->coordinator,
+                  "measure on the cluster's workers (not built yet)");
+  run->add_option("--benchmark-lock", run_opt->benchmark_lock,
+                  "the host's benchmark lock, shared with workers and tunes ('none': none)")
+      ->capture_default_str();
+  run->add_option("--db", run_opt->db, "the SQLite database")->capture_default_str();
+
+  return [add, list, run, accept, report, add_opt, run_opt, db_path, remove_name, accept_opt,
+          report_only, report_html]() {
+    if (report->parsed()) return run_report(*db_path, *report_only, *report_html);
     if (add->parsed()) return run_add(*add_opt);
     if (list->parsed()) return run_list(*db_path);
+    if (run->parsed()) return run_nights(*run_opt);
+    if (accept->parsed()) return run_accept(*accept_opt);
     return run_remove(*db_path, *remove_name);
   };
 }

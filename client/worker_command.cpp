@@ -12,6 +12,7 @@
 #include <csignal>
 #include <cstdlib>
 
+#include "client/cache_dir.h"
 #include "client/commands.h"
 #include "compiler_core/ir/error.h"
 #include "proto/rpc_security.h"
@@ -39,17 +40,6 @@ std::atomic<bool> g_stop{false};
 
 void on_signal(int) { g_stop = true; }
 
-// $XDG_CACHE_HOME/stipple, else ~/.cache/stipple (the XDG base directory default).
-std::string default_cache_dir() {
-  if (const char* xdg = std::getenv("XDG_CACHE_HOME"); xdg && *xdg) {
-    return std::string(xdg) + "/stipple";
-  }
-  if (const char* home = std::getenv("HOME"); home && *home) {
-    return std::string(home) + "/.cache/stipple";
-  }
-  throw UserError("worker: neither XDG_CACHE_HOME nor HOME is set; give --cache DIR");
-}
-
 int run_worker(const WorkerCliOptions& opt) {
   workers::WorkerDaemonOptions o;
   o.coordinator = opt.coordinator;
@@ -58,7 +48,7 @@ int run_worker(const WorkerCliOptions& opt) {
   if (!o.security.tls.cert.empty() != !o.security.tls.key.empty()) {
     throw UserError("worker: --tls-cert and --tls-key go together (mutual TLS)");
   }
-  o.cache_dir = opt.cache.empty() ? default_cache_dir() : opt.cache;
+  o.cache_dir = opt.cache.empty() ? default_cache_dir("worker") : opt.cache;
   o.evaluator.server_binary = opt.evaluator;
   o.evaluator.deadline_seconds = opt.deadline;
   o.evaluator.benchmark_lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;

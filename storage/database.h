@@ -25,7 +25,7 @@ struct sqlite3;
 namespace stipple::storage {
 
 /// The schema version this build writes; PRAGMA user_version of a migrated database.
-inline constexpr int kSchemaVersion = 6;
+inline constexpr int kSchemaVersion = 7;
 
 /// Every storage failure: SQLite's message, plus the SQL that failed when there is one.
 class StorageError : public std::runtime_error {
@@ -157,6 +157,48 @@ struct NightlyRecord {
   std::string created_at;
 };
 
+/// One nightly run of a registration on one target by one host (`stipple nightly run`).
+struct NightRecord {
+  int64_t id = 0;
+  int64_t nightly_id = 0;
+  std::string target, host;
+  /// What it measured on: the pipeline, the photos and their size (a digest). A night of
+  /// another setup is no baseline.
+  std::string setup;
+  std::string stipple_version, llvm_version;  // what built the code it measured
+  std::string started_at, finished_at;        // UTC; finished_at empty while running
+  /// "running", then "passed" (nothing regressed), "regressed" or "failed" (it could not
+  /// measure: why is in message); "unsure": no regression, but a variant's answer was
+  /// unknown; "accepted": a regression a person accepted.
+  std::string outcome = "running";
+  std::string message;
+  std::optional<int64_t> retune_run;  // the night's re-tune, while that run is stored
+};
+
+/// A variant measured on a night: the shipped one ("shipped") or a point of the front
+/// ("front N"), with what was decided against the baseline night.
+struct NightVariantRecord {
+  std::string label;
+  std::string schedule;
+  bool exact = true;            // the schedule approximates nothing: its output must not change
+  std::string status;           // the evaluation status: "ok" or why it failed
+  std::string reason;           // for a failure
+  std::vector<double> samples;  // ms, one per round
+  double error = 0;             // mean over the photos, against the reference
+  std::string output_digest;    // of every photo's output
+  /// The code timed (an object file for the host target, and its entry symbol): the next
+  /// night times it again beside its own compile of the schedule.
+  std::string object, symbol;
+  /// The baseline night's code of this variant, timed tonight beside it (ms, one per
+  /// round); empty when there was none to time.
+  std::vector<double> baseline_samples;
+  /// "new" (no baseline), "same", "slower", "faster", "unknown", "wrong output" (a
+  /// correctness regression), "less accurate" or "failed".
+  std::string verdict;
+  std::optional<int64_t> baseline_night;
+  std::string stats = "{}";  // the statistics behind the verdict, as JSON
+};
+
 struct OpenOptions {
   /// How long a write waits for another connection's write lock before failing.
   int busy_timeout_ms = 5000;
@@ -223,6 +265,32 @@ class Database {
   /// Removes a registration with its targets (its pipeline, photos and runs stay); false
   /// when there is none of that name.
   bool remove_nightly(const std::string& name);
+  /// Replaces what registration `r.name` ships, measures and targets (its id, and so its
+  /// history, stay); false when there is none of that name.
+  bool replace_nightly(const NightlyRecord& r);
+  /// The run whose front the next night re-measures (the last re-tune's).
+  void set_nightly_run(int64_t nightly_id, int64_t run_id);
+
+  // --- the nightly history --------------------------------------------------------------
+  /// Inserts a night ("running") and returns its id (started_at now).
+  int64_t begin_night(const NightRecord& r);
+  /// Stores the night's variants and how it ended (finished_at now), in one transaction.
+  void finish_night(int64_t night_id, const std::vector<NightVariantRecord>& variants,
+                    const std::string& outcome, const std::string& message,
+                    std::optional<int64_t> retune_run);
+  /// The last night before `night` of its registration, target, host and setup that
+  /// passed, or whose regression was accepted (`stipple nightly accept`): a regression is
+  /// reported every night until it is fixed or accepted.
+  std::optional<NightRecord> baseline_night(const NightRecord& night);
+  std::optional<NightRecord> night(int64_t night_id);
+  /// Marks the registration's last regressed night on this target and host "accepted":
+  /// the next nights there compare with it. Its id, or none when the last finished night
+  /// there did not regress.
+  std::optional<int64_t> accept_last_night(int64_t nightly_id, const std::string& target,
+                                           const std::string& host);
+  /// The registration's nights, oldest first.
+  std::vector<NightRecord> list_nights(int64_t nightly_id);
+  std::vector<NightVariantRecord> night_variants(int64_t night_id);
 
   // --- evaluations ----------------------------------------------------------------------
   std::optional<EvaluationRecord> find_evaluation(const EvaluationKey& key);  // with measurements

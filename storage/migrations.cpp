@@ -154,13 +154,61 @@ CREATE TABLE nightly_targets (
 ) WITHOUT ROWID;
 )sql";
 
-constexpr std::array<Migration, 6> kMigrations = {{
+// Version 7: the nightly runs' history (`stipple nightly run`). A night is one registration
+// measured on one target by one host, with the versions that built what it measured and
+// what it measured on (setup: the pipeline, photos and size, which `nightly add --replace`
+// may change; nights of another setup are no baseline); its
+// variants are the shipped one and the front's, each with its timing samples (JSON array
+// of ms), error, output digest, its code (the object file and entry symbol it was timed
+// as: the next night on the host times it again beside its own), the samples of the
+// baseline night's code timed beside it, the verdict against the baseline night and the
+// statistics behind it (JSON).
+constexpr const char* kNightlyHistory = R"sql(
+CREATE TABLE nightly_nights (
+  id INTEGER PRIMARY KEY,
+  nightly_id INTEGER NOT NULL REFERENCES nightly(id) ON DELETE CASCADE,
+  target TEXT NOT NULL,
+  host TEXT NOT NULL,
+  setup TEXT NOT NULL,
+  stipple_version TEXT NOT NULL,
+  llvm_version TEXT NOT NULL,
+  started_at TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  finished_at TEXT,
+  outcome TEXT NOT NULL DEFAULT 'running',
+  message TEXT NOT NULL DEFAULT '',
+  retune_run INTEGER REFERENCES runs(id) ON DELETE SET NULL
+);
+CREATE INDEX nightly_nights_by_registration
+  ON nightly_nights(nightly_id, target, host, setup, id);
+
+CREATE TABLE nightly_variants (
+  night_id INTEGER NOT NULL REFERENCES nightly_nights(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  schedule TEXT NOT NULL,
+  exact INTEGER NOT NULL,
+  status TEXT NOT NULL,
+  reason TEXT NOT NULL DEFAULT '',
+  samples TEXT NOT NULL,
+  error REAL NOT NULL,
+  output_digest TEXT NOT NULL,
+  object BLOB,
+  symbol TEXT NOT NULL DEFAULT '',
+  baseline_samples TEXT NOT NULL DEFAULT '[]',
+  verdict TEXT NOT NULL,
+  baseline_night INTEGER,
+  stats TEXT NOT NULL DEFAULT '{}',
+  PRIMARY KEY (night_id, label)
+);
+)sql";
+
+constexpr std::array<Migration, 7> kMigrations = {{
     {1, "tables", kTables},
     {2, "run indexes", kRunIndexes},
     {3, "run owner", kRunOwner},
     {4, "link origin", kLinkOrigin},
     {5, "run message", kRunMessage},
     {6, "nightly registry", kNightly},
+    {7, "nightly history", kNightlyHistory},
 }};
 static_assert(kMigrations.size() == kSchemaVersion, "one migration step per schema version");
 

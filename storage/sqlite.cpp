@@ -122,6 +122,12 @@ Statement& Statement::bind_text(int index, std::string_view value) {
   return *this;
 }
 
+Statement& Statement::bind_blob(int index, std::string_view bytes) {
+  int rc = sqlite3_bind_blob64(stmt_, index, bytes.data(), bytes.size(), SQLITE_TRANSIENT);
+  if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, sql_);
+  return *this;
+}
+
 Statement& Statement::bind_null(int index) {
   int rc = sqlite3_bind_null(stmt_, index);
   if (rc != SQLITE_OK) throw_sqlite_error(db_, rc, sql_);
@@ -162,6 +168,13 @@ std::string Statement::column_text(int column) const {
   const unsigned char* text = sqlite3_column_text(stmt_, column);
   if (text == nullptr) return {};
   return std::string(reinterpret_cast<const char*>(text),
+                     static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+}
+
+std::string Statement::column_blob(int column) const {
+  const void* bytes = sqlite3_column_blob(stmt_, column);
+  if (bytes == nullptr) return {};
+  return std::string(static_cast<const char*>(bytes),
                      static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
 }
 

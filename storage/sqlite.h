@@ -34,6 +34,7 @@ class Statement {
   Statement& bind_double(int index, double value);
   Statement& bind_text(int index, std::string_view value);
   Statement& bind_null(int index);
+  Statement& bind_blob(int index, std::string_view bytes);
   Statement& bind_optional_int(int index, const std::optional<int64_t>& value);
 
   /// Steps once: true when a row is ready, false when the statement is done.
@@ -48,6 +49,8 @@ class Statement {
   double column_double(int column) const;
   /// NULL reads as "".
   std::string column_text(int column) const;
+  /// The bytes of a BLOB column; NULL reads as "".
+  std::string column_blob(int column) const;
   bool column_is_null(int column) const;
   std::optional<int64_t> column_optional_int(int column) const;
 

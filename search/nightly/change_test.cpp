@@ -1,6 +1,8 @@
 // The change test of two nights' timing samples (change_test.h).
 #include "search/nightly/change_test.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -11,12 +13,6 @@ namespace stipple::search::nightly {
 namespace {
 
 constexpr size_t kMaxExact = 30;  // each side; the counts of U then fit in 64 bits
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // The null distribution of U for samples of m and n values without ties, as counts of the
 // C(m + n, m) orderings: f(m, n, u) = f(m - 1, n, u - n) + f(m, n - 1, u) (the largest value
@@ -65,6 +61,20 @@ double upper_normal_quantile(double p) {
 }
 
 }  // namespace
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string ratio_text(double ratio, double low, double high) {
+  auto bound = [](double v) {
+    return std::isfinite(v) && v > 0 ? fmt::format("{:.3f}", v) : std::string("?");
+  };
+  return fmt::format("x{:.3f} ({} to {})", ratio, bound(low), bound(high));
+}
 
 std::string to_string(ChangeVerdict v) {
   switch (v) {

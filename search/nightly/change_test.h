@@ -49,6 +49,12 @@ struct ChangeTest {
   bool exact = false;  // p from the exact U distribution (else the normal approximation)
 };
 
+/// The median (0 for none).
+double median(std::vector<double> v);
+/// "x1.150 (1.140 to 1.163)": a ratio and its interval, a bound there is none of (0 or
+/// infinite: too few samples) as "?".
+std::string ratio_text(double ratio, double low, double high);
+
 /// Compares timing samples (positive numbers, e.g. ms) of two nights.
 ChangeTest compare_samples(const std::vector<double>& before, const std::vector<double>& after,
                            const ChangeTestOptions& options = {});

@@ -701,8 +701,107 @@ TEST_F(StorageTest, VersionFiveDatabaseGetsTheNightlyRegistry) {
     EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM sqlite_master WHERE name = 'nightly'"), 0);
   }
   auto db = Database::open(path());
-  EXPECT_EQ(db->schema_version(), 6);
+  EXPECT_EQ(db->schema_version(), kSchemaVersion);
   EXPECT_TRUE(db->list_nightly().empty());
+}
+
+TEST_F(StorageTest, NightsKeepTheirVariantsAndTheBaselineIsTheLastPassedOrAcceptedNight) {
+  auto db = Database::open(path());
+  Fixture f = fill(*db);
+  NightlyRecord reg;
+  reg.name = "blur";
+  reg.pipeline_id = f.pipeline;
+  reg.dataset_id = f.dataset;
+  reg.schedule = "blur.compute_root()\n";
+  reg.variant = "schedule blur.sched";
+  reg.targets = {"x86-64-a"};
+  const int64_t id = db->add_nightly(reg).value();
+
+  auto night = [&](const std::string& host) {
+    NightRecord n;
+    n.nightly_id = id;
+    n.target = "x86-64-a";
+    n.host = host;
+    n.setup = "s1";
+    n.stipple_version = "0.1";
+    n.llvm_version = "14.0.6";
+    return db->begin_night(n);
+  };
+  NightVariantRecord v;
+  v.label = "shipped";
+  v.schedule = reg.schedule;
+  v.status = "ok";
+  v.samples = {1.5, 1.25, 1.75};
+  v.error = 0;
+  v.output_digest = "abc";
+  v.object = std::string(
+      "\x7f"
+      "ELF\0\0code",
+      10);  // bytes, zeros included
+  v.symbol = "stipple_fn_0";
+  v.verdict = "new";
+  const int64_t first = night("h1");
+  EXPECT_EQ(db->list_nights(id)[0].outcome, "running");
+  db->finish_night(first, {v}, "passed", "", std::nullopt);
+  const int64_t other_host = night("h2");
+  db->finish_night(other_host, {v}, "passed", "", std::nullopt);
+  const int64_t second = night("h1");
+  v.verdict = "slower";
+  v.baseline_samples = {1.0, 1.1};
+  v.baseline_night = first;
+  db->finish_night(second, {v}, "regressed", "", std::nullopt);
+
+  const std::vector<NightVariantRecord> got = db->night_variants(second);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].samples, (std::vector<double>{1.5, 1.25, 1.75}));
+  EXPECT_EQ(got[0].baseline_samples, (std::vector<double>{1.0, 1.1}));
+  EXPECT_EQ(got[0].object, v.object);
+  EXPECT_EQ(got[0].symbol, "stipple_fn_0");
+  EXPECT_EQ(got[0].baseline_night, std::optional<int64_t>(first));
+  EXPECT_EQ(got[0].verdict, "slower");
+
+  // The baseline of a third night on h1: the first (the second regressed; h2 is another
+  // host). Accepting the regression makes the second the baseline; a failed night is no
+  // regression to accept.
+  const int64_t third = night("h1");
+  NightRecord tonight = *db->night(third);
+  EXPECT_EQ(db->baseline_night(tonight)->id, first);
+  NightRecord elsewhere = tonight;
+  elsewhere.host = "h2";
+  EXPECT_EQ(db->baseline_night(elsewhere)->id, other_host);
+  elsewhere.target = "x86-64-b";
+  EXPECT_FALSE(db->baseline_night(elsewhere));
+  NightRecord other_photos = tonight;
+  other_photos.setup = "s2";  // registered again with other photos: no baseline
+  EXPECT_FALSE(db->baseline_night(other_photos));
+  EXPECT_FALSE(db->accept_last_night(id, "x86-64-a", "h2"));  // h2's last night passed
+  EXPECT_EQ(db->accept_last_night(id, "x86-64-a", "h1"), std::optional<int64_t>(second));
+  EXPECT_EQ(db->baseline_night(tonight)->id, second);
+  db->finish_night(third, {}, "failed", "the evaluator died", std::nullopt);
+  EXPECT_FALSE(db->accept_last_night(id, "x86-64-a", "h1"));  // the last failed: nothing to accept
+  const int64_t fourth = night("h1");
+  db->finish_night(fourth, {v}, "regressed", "", std::nullopt);
+  EXPECT_EQ(db->accept_last_night(id, "x86-64-a", "h1"), std::optional<int64_t>(fourth));
+  tonight.id = fourth + 1;
+  EXPECT_EQ(db->baseline_night(tonight)->id, fourth);
+  const std::vector<NightRecord> nights = db->list_nights(id);
+  ASSERT_EQ(nights.size(), 5u);
+  EXPECT_EQ(nights[3].outcome, "failed");
+  EXPECT_EQ(nights[3].message, "the evaluator died");
+  EXPECT_FALSE(nights[0].finished_at.empty());
+
+  // Registering again keeps the id and with it the history; removing takes it all.
+  reg.schedule = "blur.compute_root().vectorize(x, 8)\n";
+  reg.targets = {"x86-64-b"};
+  EXPECT_TRUE(db->replace_nightly(reg));
+  EXPECT_EQ(db->find_nightly("blur")->id, id);
+  EXPECT_EQ(db->find_nightly("blur")->targets, (std::vector<std::string>{"x86-64-b"}));
+  reg.name = "nosuch";
+  EXPECT_FALSE(db->replace_nightly(reg));
+  EXPECT_TRUE(db->remove_nightly("blur"));
+  RawDb raw(path());
+  EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM nightly_nights"), 0);
+  EXPECT_EQ(raw.integer("SELECT COUNT(*) FROM nightly_variants"), 0);
 }
 
 TEST_F(StorageTest, FrontIsReplacedAsAWhole) {
