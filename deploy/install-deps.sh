@@ -25,6 +25,10 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev python3
   # the TLS tests make throwaway certificates with the openssl command
   openssl
+  # the nightly report's page is rendered by headless Chromium in its test; the deploy
+  # tests check the systemd units (systemd-analyze) and the Kubernetes CronJob against the
+  # API's models (the Kubernetes Python client; the manifest read with PyYAML)
+  chromium systemd python3-kubernetes python3-yaml
   # dataset builder (downloads opencv-doc's .deb and extracts it)
   dpkg-dev ca-certificates
 )
