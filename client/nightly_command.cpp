@@ -196,6 +196,12 @@ int run_add(const NightlyAddOptions& opt) {
   // registration itself fails after them, they stay, harmless and reused.
   r.dataset_id = search::store_photos(*db, photos.train, photos.test);
   r.pipeline_id = search::store_pipeline(*db, p, source);
+  if (opt.replace && !from_run) {
+    // A schedule shipped in place of another: the front the last re-tune found stays the
+    // one the nights re-measure, unless the pipeline changed under it.
+    const std::optional<storage::NightlyRecord> before = db->find_nightly(name);
+    if (before && before->pipeline_id == r.pipeline_id) r.run_id = before->run_id;
+  }
   if (opt.replace) {
     if (!db->replace_nightly(r)) throw UserError("'" + name + "' was removed meanwhile");
   } else if (!db->add_nightly(r)) {
@@ -476,7 +482,8 @@ CommandRunner add_nightly_command(CLI::App& app) {
   list->add_option("--db", *db_path, "the SQLite database")->capture_default_str();
 
   CLI::App* remove = cmd->add_subcommand(
-      "remove", "Remove a registration (its runs and measurements stay in the database)");
+      "remove",
+      "Remove a registration with its nights' history (its runs and their measurements stay)");
   remove->add_option("NAME", *remove_name, "the registration's name (`stipple nightly list`)")
       ->required();
   remove->add_option("--db", *db_path, "the SQLite database")->capture_default_str();

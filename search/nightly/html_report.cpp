@@ -217,7 +217,15 @@ std::string last_night_table(const Night& n) {
       before = number_text(stats["change"]["before_median_ms"], "{:.3f}");
       p = number_text(stats["change"]["p_value"], "{:.2g}");
     }
-    const std::string why = stats.contains("why") ? stats["why"].get<std::string>() : "";
+    std::string why = stats.contains("why") ? stats["why"].get<std::string>() : "";
+    if (stats.contains("improves_on_shipped")) {
+      const nlohmann::json& t = stats["improves_on_shipped"];
+      auto number = [](const nlohmann::json& v) { return v.is_number() ? v.get<double>() : NAN; };
+      why += std::string(why.empty() ? "" : "; ") +
+             "an improvement: dominates the shipped variant, " +
+             ratio_text(number(t["ratio"]), number(t["ratio_low"]), number(t["ratio_high"])) +
+             " of its time";
+    }
     rows += fmt::format(
         "<tr class=\"verdict-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{:.3f}</td><td>{}</td>"
         "<td>{}</td><td>{:g}</td><td>{}</td></tr>",

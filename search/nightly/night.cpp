@@ -37,6 +37,20 @@ nlohmann::json to_json(const ChangeTest& t) {
           {"exact_p", t.exact}};
 }
 
+/// The points of a run's front: load_front's entries less the run's baseline where the
+/// front dominates it (load_front shows it beside the front, for the speedups).
+std::vector<FrontEntry> front_points(storage::Database& db, int64_t run) {
+  std::vector<FrontEntry> all = load_front(db, run), out;
+  for (const FrontEntry& e : all) {
+    const bool dominated = std::any_of(all.begin(), all.end(), [&](const FrontEntry& f) {
+      return f.train.time_ms <= e.train.time_ms && f.train.error <= e.train.error &&
+             (f.train.time_ms < e.train.time_ms || f.train.error < e.train.error);
+    });
+    if (!(e.baseline && dominated)) out.push_back(e);
+  }
+  return out;
+}
+
 /// The night's variants: the shipped one, then each point of the front whose schedule is
 /// not the shipped one's.
 std::vector<storage::NightVariantRecord> night_variants(storage::Database& db,
@@ -58,7 +72,7 @@ std::vector<storage::NightVariantRecord> night_variants(storage::Database& db,
   };
   std::vector<storage::NightVariantRecord> out = {variant("shipped", reg.schedule)};
   if (!front_run) return out;
-  std::vector<FrontEntry> front = load_front(db, *front_run);
+  std::vector<FrontEntry> front = front_points(db, *front_run);
   std::sort(front.begin(), front.end(), [](const FrontEntry& a, const FrontEntry& b) {
     return a.train.time_ms < b.train.time_ms;
   });
@@ -274,7 +288,9 @@ NightOutcome run_night(storage::Database& db, const storage::NightlyRecord& reg,
       // still takes them (one it refuses is measured, and fails, as a variant below).
       std::vector<std::string> warm = {reg.schedule};
       if (front_run) {
-        for (const FrontEntry& e : load_front(db, *front_run)) warm.push_back(e.train.key.schedule);
+        for (const FrontEntry& e : front_points(db, *front_run)) {
+          warm.push_back(e.train.key.schedule);
+        }
       }
       for (const std::string& text : warm) {
         if (std::find(o.warm_start.begin(), o.warm_start.end(), text) != o.warm_start.end()) {

@@ -178,9 +178,20 @@ TEST_F(NightlyRun, TheReTuneFindsAnImprovementOnTheDefaultSchedule) {
   }
   EXPECT_TRUE(improvement) << first.output;
 
-  // The next night starts from that front: the registration points at the re-tune's run.
+  // The next night starts from that front: the registration points at the re-tune's run,
+  // and shipping the hand schedule instead keeps it. The front's points are re-measured;
+  // the run's baseline (the default schedule, which the front dominates) is not one.
   auto store = stipple::storage::Database::open(path("n.db"));
-  EXPECT_EQ(store->find_nightly("blur3x3")->run_id, r["nights"][0]["retune_run"].get<int64_t>());
+  const int64_t retune = r["nights"][0]["retune_run"].get<int64_t>();
+  EXPECT_EQ(store->find_nightly("blur3x3")->run_id, retune);
+  ASSERT_EQ(ship(hand(), " --replace").exit_code, 0);
+  EXPECT_EQ(store->find_nightly("blur3x3")->run_id, retune);
+  ASSERT_NE(night("blur3x3").exit_code, 2);
+  const nlohmann::json second = report()["nights"][0]["variants"];
+  EXPECT_GE(second.size(), 2u) << second.dump(1);
+  for (size_t i = 1; i < second.size(); ++i) {
+    EXPECT_NE(second[i]["schedule"], "") << "the dominated baseline re-measured as a front point";
+  }
 }
 
 TEST_F(NightlyRun, PhotosAreMeasuredAtTheRegisteredSize) {
