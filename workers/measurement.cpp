@@ -198,8 +198,13 @@ EvaluationResult Measurement::measure(const CodeRequest& request, const std::str
     c.compile_ms = ms_since(t0);
     if (compiled_.size() == kCompiledKept) compiled_.pop_front();
     compiled_.push_back(std::move(c));
-    cached = std::prev(compiled_.end());
+  } else {
+    // The most recently used last: what goes when the cache is full is the least.
+    Compiled c = std::move(*cached);
+    compiled_.erase(cached);
+    compiled_.push_back(std::move(c));
   }
+  cached = std::prev(compiled_.end());
   // A copy: measuring may compile nothing more, but the deque must not move under us.
   const Compiled one = *cached;
   const LoweredFunction& lowered = one.lowered;

@@ -48,10 +48,10 @@ class Measurement {
   ~Measurement();
 
   /// Measures one schedule on the photos of `split`. Bad schedules and bad outputs are
-  /// failed results; other exceptions propagate. The last kCompiledKept schedules'
-  /// compiled code is kept: measuring one of them again (its test photos after its
-  /// training ones, a nightly run's rounds) compiles nothing, and reports the compile
-  /// time it had.
+  /// failed results; other exceptions propagate. The code of the kCompiledKept schedules
+  /// (or stored codes) measured last is kept: measuring one of them again (its test photos
+  /// after its training ones, a nightly run's rounds of up to 64 variants, each beside its
+  /// baseline's code) compiles nothing, and reports the compile time it had.
   /// A warm-up run slower than `give_up_ms` (0: no limit) is the photo's only run.
   EvaluationResult measure(const std::string& schedule, const std::string& split,
                            double give_up_ms = 0) {
@@ -81,8 +81,8 @@ class Measurement {
     std::shared_ptr<codegen::CompiledFunction> function;
     double compile_ms = 0;
   };
-  static constexpr size_t kCompiledKept = 32;
-  std::deque<Compiled> compiled_;  // oldest first
+  static constexpr size_t kCompiledKept = 128;
+  std::deque<Compiled> compiled_;  // least recently used first
   EvaluationSetup setup_;
   Pipeline pipeline_;
   std::map<std::string, std::vector<Photo>> photos_;  // by split, loaded when first asked

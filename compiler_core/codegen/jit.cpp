@@ -101,11 +101,21 @@ class PerfMapListener : public llvm::JITEventListener {
 
 struct CompiledFunction::Tracker {
   llvm::orc::ResourceTrackerSP rt;
+  // Loaded code's JITDylib of its own (JitCompiler::load), removed with it.
+  llvm::orc::ExecutionSession* session = nullptr;
+  llvm::orc::JITDylib* dylib = nullptr;
 };
 
 CompiledFunction::~CompiledFunction() {
-  if (tracker_ && tracker_->rt) {
-    // Removal only fails if the session is already gone; nothing to do about it here.
+  if (!tracker_) return;
+  // Removal only fails if the session is already gone; nothing to do about it here.
+  if (tracker_->dylib) {
+    // The tracker first (its resources go to the dylib's default tracker), then the dylib
+    // with all it holds: a tracker released after its dylib's removal makes a new default
+    // tracker for the defunct dylib, which nothing frees.
+    tracker_->rt = nullptr;
+    llvm::consumeError(tracker_->session->removeJITDylib(*tracker_->dylib));
+  } else if (tracker_->rt) {
     llvm::consumeError(tracker_->rt->remove());
   }
 }
@@ -247,6 +257,8 @@ std::unique_ptr<CompiledFunction> JitCompiler::load(const std::string& object,
   jd->addToLinkOrder(impl_->jit->getMainJITDylib());
   out->tracker_ = std::make_unique<CompiledFunction::Tracker>();
   out->tracker_->rt = jd->createResourceTracker();
+  out->tracker_->session = &impl_->jit->getExecutionSession();
+  out->tracker_->dylib = &*jd;
   auto buffer =
       llvm::MemoryBuffer::getMemBufferCopy(llvm::StringRef(object.data(), object.size()), symbol);
   if (llvm::Error e = impl_->jit->addObjectFile(out->tracker_->rt, std::move(buffer))) {

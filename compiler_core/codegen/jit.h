@@ -93,9 +93,9 @@ class JitCompiler {
 
   /// Links an object file that compile() made (CompiledFunction::object; in this process
   /// or another of the same host target) and returns its entry point `symbol`. Each gets
-  /// a JITDylib of its own, since its symbol was unique only where it was compiled; the
-  /// runtime resolves as for compiled code. UserError when the object cannot be linked.
-  /// The caller vouches that the code was made for this host's target and this Stipple's
+  /// a JITDylib of its own (removed with it), since its symbol was unique only where it was
+  /// compiled; the runtime resolves as for compiled code. UserError when the object cannot be
+  /// linked. The caller vouches that the code was made for this host's target and this Stipple's
   /// calling convention. Thread-safe.
   std::unique_ptr<CompiledFunction> load(const std::string& object, const std::string& symbol);
 
