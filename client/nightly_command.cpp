@@ -29,7 +29,6 @@
 #include "compiler_core/image/resize.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/schedule/schedule_checker.h"
-#include "compiler_core/support/content_hash.h"
 #include "compiler_core/support/files.h"
 #include "compiler_core/support/host_probe.h"
 #include "search/nightly/html_report.h"
@@ -272,31 +271,33 @@ int run_accept(const AcceptOptions& opt) {
   return kExitOk;
 }
 
-// The registration's photos as the nights measure them: as they are, or rendered at the
-// registered size once into the cache (named by content and size, so every night reads
-// the same files and the store's measurements of them are found again).
+// The registration's photos by split as the nights measure them: as they are, or rendered
+// at the registered size once into the cache (named by the photo's registered SHA-256 and
+// the size, so every night reads the same files and the store's measurements of them are
+// found again).
 std::map<std::string, std::vector<std::string>> night_photos(
-    std::map<std::string, std::vector<std::string>> photos, const storage::NightlyRecord& reg,
+    const std::vector<storage::ImageRecord>& photos, const storage::NightlyRecord& reg,
     const std::string& cache) {
-  if (reg.width <= 0) return photos;
+  std::map<std::string, std::vector<std::string>> by_split;
   const fs::path folder = fs::path(cache) / "nightly-photos";
-  fs::create_directories(folder);
-  for (auto& [split, paths] : photos) {
-    for (std::string& path : paths) {
-      const std::string bytes = read_text_file(path, "photo", kMaxImageFileBytes);
-      const fs::path sized = folder / (sha256_hex(bytes) + "-" + std::to_string(reg.width) + "x" +
+  if (reg.width > 0) fs::create_directories(folder);
+  for (const storage::ImageRecord& im : photos) {
+    std::string path = im.path;
+    if (reg.width > 0) {
+      const fs::path sized = folder / (im.sha256 + "-" + std::to_string(reg.width) + "x" +
                                        std::to_string(reg.height) + ".png");
       if (!fs::exists(sized)) {
         // Written aside, then renamed: a night killed meanwhile leaves no half a photo
         // that every later night would read.
         const std::string partial = sized.string() + ".partial-" + std::to_string(getpid());
-        write_png(partial, resize_photo(read_image(path), reg.width, reg.height));
+        write_png(partial, resize_photo(read_image(im.path), reg.width, reg.height));
         fs::rename(partial, sized);
       }
       path = sized.string();
     }
+    by_split[im.split].push_back(path);
   }
-  return photos;
+  return by_split;
 }
 
 // The command that measures a registration again as its night did, without recording a

@@ -73,7 +73,7 @@ std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id) {
     storage::EvaluationKey key = e.train.key;
     key.split = "test";
     e.test = db.find_evaluation(key);
-    e.baseline = true;
+    e.baseline = e.beside_front = true;
     out.push_back(std::move(e));
   }
   return out;

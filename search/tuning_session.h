@@ -52,6 +52,9 @@ struct FrontEntry {
   storage::EvaluationRecord train;
   std::optional<storage::EvaluationRecord> test;
   bool baseline = false;
+  /// The run's baseline shown beside a front that dominates it (for the speedups): no
+  /// point of the front.
+  bool beside_front = false;
 };
 
 /// What a stored pipeline is known by (PipelineRecord::ir_hash): its structure's hash.

@@ -205,8 +205,8 @@ EvaluationResult Measurement::measure(const CodeRequest& request, const std::str
     compiled_.push_back(std::move(c));
   }
   cached = std::prev(compiled_.end());
-  // A copy: measuring may compile nothing more, but the deque must not move under us.
-  const Compiled one = *cached;
+  // Nothing changes compiled_ until this measurement returns.
+  const Compiled& one = *cached;
   const LoweredFunction& lowered = one.lowered;
   const codegen::CompiledFunction* compiled = one.function.get();
   r.compile_ms = one.compile_ms;

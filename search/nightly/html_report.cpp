@@ -93,6 +93,16 @@ std::string axes(const Frame& f, const std::string& x_label, const std::string& 
   return s;
 }
 
+// An <svg> of the plot kind `kind` ("time", "front") sized to `f`, with its axes.
+std::string plot_start(const char* kind, const Frame& f, const std::string& x_label,
+                       const std::string& y_label) {
+  return fmt::format(
+             "<svg class=\"plot {}\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" "
+             "height=\"{}\" role=\"img\">",
+             kind, f.left + f.width + 16, f.top + f.height + 48) +
+         axes(f, x_label, y_label);
+}
+
 std::string marker(const Point& p, double x, double y, const char* colour) {
   const std::string title = "<title>" + escape(p.tooltip) + "</title>";
   if (p.verdict == "slower") {
@@ -126,11 +136,7 @@ std::string time_plot(const std::vector<Night>& nights, const std::vector<Series
     for (const Point& p : s.points) most = std::max(most, p.ms);
   }
   f.y1 = most > 0 ? most * 1.15 : 1;
-  std::string svg = fmt::format(
-      "<svg class=\"plot time\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\">",
-      f.left + f.width + 16, f.top + f.height + 48);
-  svg += axes(f, "night", "time (ms, median of the night's samples)");
+  std::string svg = plot_start("time", f, "night", "time (ms, median of the night's samples)");
   const size_t step = std::max<size_t>(1, nights.size() / 10);
   for (size_t i = 0; i < nights.size(); i += step) {
     svg +=
@@ -179,11 +185,7 @@ std::string front_plot(const std::vector<Point>& now, const std::vector<Point>& 
   }
   f.x1 = most_ms > 0 ? most_ms * 1.1 : 1;
   f.y1 = most_error > 0 ? most_error * 1.15 : 1;
-  std::string svg = fmt::format(
-      "<svg class=\"plot front\" xmlns=\"http://www.w3.org/2000/svg\" width=\"{}\" height=\"{}\" "
-      "role=\"img\">",
-      f.left + f.width + 16, f.top + f.height + 48);
-  svg += axes(f, "time (ms)", "error");
+  std::string svg = plot_start("front", f, "time (ms)", "error");
   for (int k = 0; k <= 4; ++k) {
     const double x = f.x0 + (f.x1 - f.x0) * k / 4;
     svg += fmt::format(

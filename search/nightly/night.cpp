@@ -37,17 +37,10 @@ nlohmann::json to_json(const ChangeTest& t) {
           {"exact_p", t.exact}};
 }
 
-/// The points of a run's front: load_front's entries less the run's baseline where the
-/// front dominates it (load_front shows it beside the front, for the speedups).
+/// The points of a run's front (load_front's entries less the baseline it shows beside).
 std::vector<FrontEntry> front_points(storage::Database& db, int64_t run) {
-  std::vector<FrontEntry> all = load_front(db, run), out;
-  for (const FrontEntry& e : all) {
-    const bool dominated = std::any_of(all.begin(), all.end(), [&](const FrontEntry& f) {
-      return f.train.time_ms <= e.train.time_ms && f.train.error <= e.train.error &&
-             (f.train.time_ms < e.train.time_ms || f.train.error < e.train.error);
-    });
-    if (!(e.baseline && dominated)) out.push_back(e);
-  }
+  std::vector<FrontEntry> out = load_front(db, run);
+  std::erase_if(out, [](const FrontEntry& e) { return e.beside_front; });
   return out;
 }
 
@@ -246,17 +239,16 @@ bool NightOutcome::regressed() const {
                      [](const VariantOutcome& v) { return v.regressed(); });
 }
 
-std::map<std::string, std::vector<std::string>> registration_photos(
-    storage::Database& db, const storage::NightlyRecord& registration) {
-  std::map<std::string, std::vector<std::string>> photos;
-  for (const storage::ImageRecord& im : db.dataset_images(registration.dataset_id)) {
+std::vector<storage::ImageRecord> registration_photos(storage::Database& db,
+                                                      const storage::NightlyRecord& registration) {
+  std::vector<storage::ImageRecord> photos = db.dataset_images(registration.dataset_id);
+  for (const storage::ImageRecord& im : photos) {
     // A photo edited since it was registered would compare two nights on other pixels.
     if (sha256_hex(read_text_file(im.path, "photo", kMaxImageFileBytes)) != im.sha256) {
       throw UserError("the photo " + im.path + " of '" + registration.name +
                       "' changed since it was registered (register it again with `stipple "
                       "nightly add --replace`)");
     }
-    photos[im.split].push_back(im.path);
   }
   return photos;
 }

@@ -115,9 +115,10 @@ using NightProgress = std::function<void(const std::string&)>;
 /// pipeline, photos and size (`nightly add --replace` may change them).
 std::string night_setup(const storage::NightlyRecord& registration);
 
-/// The registration's photos by split, as the evaluator's setup wants them.
-std::map<std::string, std::vector<std::string>> registration_photos(
-    storage::Database& db, const storage::NightlyRecord& registration);
+/// The registration's photos, each checked against the SHA-256 it was registered with
+/// (UserError for one gone or changed).
+std::vector<storage::ImageRecord> registration_photos(storage::Database& db,
+                                                      const storage::NightlyRecord& registration);
 
 /// Runs one night of `registration` on the evaluator's host and target (pipeline: the
 /// registration's, compiled; source: its text) and stores it. The evaluator's setup must

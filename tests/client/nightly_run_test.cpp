@@ -80,6 +80,9 @@ TEST_F(NightlyRun, TwoNightsWithNothingChangedReportNoRegression) {
   EXPECT_FALSE(shipped["regressed"].get<bool>());
   EXPECT_GE(shipped["samples_ms"].size(), 10u);
   EXPECT_EQ(shipped["output_digest"], shipped["before"]["output_digest"]);
+  // Compared with the first night's own code, timed beside it round by round.
+  EXPECT_EQ(shipped["stats"]["compared_with"], "the baseline night's code, timed beside it");
+  EXPECT_EQ(shipped["baseline_samples_ms"].size(), shipped["samples_ms"].size());
   EXPECT_FALSE(r["regressed"].get<bool>());
 
   // The history: two nights, both passed, on this host.

@@ -270,6 +270,38 @@ TEST_F(TuningSessionTest, ARunWhoseBaselineFailsIsStoredFailedWithTheReason) {
   EXPECT_EQ(r->message, thrown);
 }
 
+// A warm start's schedules are evaluated right after the baseline, linked to the run as
+// "warm start", each once and within the budget; one measured before is found in the
+// store, not measured again (the nightly re-tune starts from the last front so).
+TEST_F(TuningSessionTest, AWarmStartIsEvaluatedFirstAndFoundInTheStore) {
+  const std::string fast = "norm.compute_root()\n";
+  TuneOptions first = options("portfolio", 3);
+  first.warm_start = {fast};
+  CountingEvaluator counting(*evaluator_);
+  TuningSession s(*db_, counting, pipeline_, source_, first);
+  const int64_t run = s.create_run();
+  s.run();
+  std::vector<storage::RunEvaluation> evals = db_->run_evaluations(run);
+  ASSERT_GE(evals.size(), 2u);
+  EXPECT_EQ(evals[1].strategy, "warm start");
+  EXPECT_EQ(evals[1].evaluation.key.schedule, fast);
+  EXPECT_EQ(std::count(counting.measured.begin(), counting.measured.end(), "train:" + fast), 1);
+
+  TuneOptions again = options("portfolio", 3);
+  again.seed = 6;
+  again.warm_start = {fast, fast};
+  CountingEvaluator second(*evaluator_);
+  TuningSession t(*db_, second, pipeline_, source_, again);
+  const int64_t rerun = t.create_run();
+  t.run();
+  std::vector<storage::RunEvaluation> linked = db_->run_evaluations(rerun);
+  EXPECT_EQ(
+      std::count_if(linked.begin(), linked.end(),
+                    [](const storage::RunEvaluation& e) { return e.strategy == "warm start"; }),
+      1);
+  EXPECT_EQ(std::count(second.measured.begin(), second.measured.end(), "train:" + fast), 0);
+}
+
 TEST_F(TuningSessionTest, AResumedRunMeasuresNothingItHadCommitted) {
   TuneOptions o = options("portfolio", 15);
   CountingEvaluator first(*evaluator_);

@@ -162,6 +162,25 @@ TEST_F(LocalEvaluatorTest, ASecondMeasurementOfAScheduleReusesItsCode) {
   EXPECT_TRUE(first.images[0].output_digest.empty());  // digests only when asked
 }
 
+// min_timed_ms: a fast schedule is timed for at least that long per photo (its one timed
+// run takes some 20 us on a 64x48 photo, so 10 ms is some 500 runs, under the cap of
+// kMaxTimedRuns), and not without it.
+TEST_F(LocalEvaluatorTest, AMinimumTimedTimeRunsAFastScheduleLonger) {
+  EvaluationSetup setup = blur_setup();
+  setup.runs = 1;
+  const std::string schedule = "bx.compute_at(out, y).vectorize(x, 8)\n";
+  auto seconds = [&](double min_timed_ms) {
+    setup.min_timed_ms = min_timed_ms;
+    Measurement m(setup);
+    m.measure(schedule, "train");  // compiled here, so the next is timing alone
+    const auto start = std::chrono::steady_clock::now();
+    EXPECT_TRUE(m.measure(schedule, "train").ok());
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  };
+  EXPECT_GE(seconds(10), 0.02);  // 10 ms on each of the two photos
+  EXPECT_LT(seconds(0), 0.015);
+}
+
 TEST_F(LocalEvaluatorTest, EveryFailureIsARecordedResultAndTheNextCandidateRuns) {
   LocalEvaluator ev(blur_setup(), options(/*deadline=*/3));
   struct Case {
