@@ -210,4 +210,23 @@ proto::ListWorkersResponse CoordinatorClient::pool_status() {
   return response;
 }
 
+proto::EvaluateResponse CoordinatorClient::evaluate(const proto::EvaluateRequest& request,
+                                                    double timeout_s) {
+  auto ctx = context(false);
+  ctx->set_deadline(std::chrono::system_clock::now() +
+                    std::chrono::milliseconds(int64_t(timeout_s * 1000)));
+  proto::EvaluateResponse response;
+  grpc::Status st = stub_->Evaluate(ctx.get(), request, &response);
+  if (!st.ok()) throw RpcError("evaluate", st);
+  if (response.results_size() != request.jobs_size() ||
+      response.hosts_size() != request.jobs_size()) {
+    throw RpcError(
+        "evaluate",
+        grpc::Status(grpc::StatusCode::INTERNAL,
+                     "the coordinator answered " + std::to_string(response.results_size()) +
+                         " results for " + std::to_string(request.jobs_size()) + " jobs"));
+  }
+  return response;
+}
+
 }  // namespace stipple::client

@@ -105,6 +105,10 @@ class CoordinatorClient {
   std::vector<proto::WorkerStatus> workers();
   /// The workers and the coordinator's job counts (queued, leased, re-dispatched...).
   proto::ListWorkersResponse pool_status();
+  /// Measures the request's jobs on the cluster and returns their results; the call may
+  /// take up to `timeout_s` (the workers measure meanwhile). cluster_evaluator.h wraps it
+  /// as an Evaluator.
+  proto::EvaluateResponse evaluate(const proto::EvaluateRequest& request, double timeout_s);
 
  private:
   ClientOptions options_;

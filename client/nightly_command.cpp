@@ -12,12 +12,15 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
 #include <tuple>
 
 #include "client/cache_dir.h"
+#include "client/cluster_cli.h"
+#include "client/cluster_evaluator.h"
 #include "client/commands.h"
 #include "client/front_table.h"
 #include "client/load_pipeline.h"
@@ -55,9 +58,11 @@ struct NightlyRunOptions {
   int64_t budget = 20;
   int samples = 10, max_samples = 30, runs = 3, threads = 0;
   double min_change = 0.05, alpha = 0.01, deadline = 60, min_timed_ms = 50;
-  std::string json, html, coordinator, cache, host, db = "stipple.db";
+  std::string json, html, cache, host, target, db = "stipple.db";
   std::string benchmark_lock = workers::kDefaultBenchmarkLock;
   bool no_record = false;
+  ConnectionArgs connection;  // with --coordinator: measure on the cluster's workers
+  bool cluster() const { return !connection.coordinator.empty(); }
 };
 
 std::string not_registered(const std::string& name, const std::string& db) {
@@ -302,7 +307,8 @@ std::map<std::string, std::vector<std::string>> night_photos(
 
 // The command that measures a registration again as its night did, without recording a
 // night (which could become the next night's baseline).
-std::string reproduce_command(const std::string& name, const NightlyRunOptions& opt) {
+std::string reproduce_command(const std::string& name, const NightlyRunOptions& opt,
+                              const std::string& target, const std::string& host) {
   std::string c = "stipple nightly run --only " + name + " --no-record --budget 0" + " --samples " +
                   std::to_string(opt.samples) + " --max-samples " +
                   std::to_string(opt.max_samples) + " --runs " + std::to_string(opt.runs) +
@@ -311,7 +317,16 @@ std::string reproduce_command(const std::string& name, const NightlyRunOptions& 
                   fmt::format("{:g}", opt.alpha) + " --deadline " +
                   fmt::format("{:g}", opt.deadline);
   if (opt.threads > 0) c += " --threads " + std::to_string(opt.threads);
-  if (!opt.host.empty()) c += " --host " + opt.host;
+  if (opt.cluster()) {
+    c += " --coordinator " + opt.connection.coordinator;
+    if (!opt.connection.token_file.empty()) c += " --token-file " + opt.connection.token_file;
+    if (!opt.connection.tls.ca.empty()) c += " --tls-ca " + opt.connection.tls.ca;
+    if (!opt.connection.tls.cert.empty()) c += " --tls-cert " + opt.connection.tls.cert;
+    if (!opt.connection.tls.key.empty()) c += " --tls-key " + opt.connection.tls.key;
+    c += " --target " + target + " --host " + host;
+  } else if (!opt.host.empty()) {
+    c += " --host " + opt.host;
+  }
   if (!opt.cache.empty()) c += " --cache " + opt.cache;
   return c + " --db " + opt.db;
 }
@@ -325,12 +340,23 @@ void check_output_path(const std::string& path, const std::string& option) {
   }
 }
 
-int run_nights(const NightlyRunOptions& opt) {
-  if (!opt.coordinator.empty()) {
-    throw UserError(
-        "nightly run --coordinator: measuring on the cluster's workers is not built yet; "
-        "run `stipple nightly run` on a host of each target");
+// The host of the cluster a registration's night on `target` is timed on: --host, else the
+// host of its last night on the target if a worker there is live (its baseline is there),
+// else the first live one by name. Empty: none is live.
+std::string night_host(storage::Database& db, const storage::NightlyRecord& reg,
+                       const std::string& target, const std::set<std::string>& live,
+                       const std::string& asked) {
+  if (!asked.empty()) return live.count(asked) ? asked : "";
+  const std::vector<storage::NightRecord> nights = db.list_nights(reg.id);
+  const storage::NightRecord* last = nullptr;
+  for (const storage::NightRecord& n : nights) {
+    if (n.target == target && live.count(n.host) && (!last || n.id > last->id)) last = &n;
   }
+  if (last) return last->host;
+  return live.empty() ? "" : *live.begin();
+}
+
+int run_nights(const NightlyRunOptions& opt) {
   if (opt.samples < 4 || opt.max_samples < opt.samples) {
     throw UserError(
         "--samples takes at least 4 (the test's minimum), and --max-samples at least "
@@ -347,82 +373,135 @@ int run_nights(const NightlyRunOptions& opt) {
     throw UserError("no pipelines registered for nightly tuning in " + opt.db +
                     " (`stipple nightly add`)");
   }
+  const std::string here = this_host_target();
+  if (!opt.target.empty() && !opt.cluster() && opt.target != here) {
+    throw UserError("--target " + opt.target + ": this host is " + here +
+                    "; measure another target on the cluster (--coordinator)");
+  }
   std::string lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
-  if (!lock.empty()) workers::require_benchmark_lock(lock, "--benchmark-lock");
+  if (!opt.cluster() && !lock.empty()) workers::require_benchmark_lock(lock, "--benchmark-lock");
+
+  // On the cluster: the live workers' hosts by target, asked once (a night of a target
+  // whose workers are gone fails then, with the coordinator's reason).
+  std::unique_ptr<client::CoordinatorClient> coordinator;
+  std::map<std::string, std::set<std::string>> live_hosts;
+  if (opt.cluster()) {
+    coordinator = std::make_unique<client::CoordinatorClient>(client_options(opt.connection));
+    // A refused token or address is bad input (exit 2); an unreachable coordinator a
+    // failure (exit 1), before any night.
+    with_coordinator([&] {
+      for (const proto::WorkerStatus& w : coordinator->workers()) {
+        if (!w.lost()) live_hosts[w.capabilities().target()].insert(w.capabilities().host());
+      }
+      return 0;
+    });
+  }
 
   // With JSON or the page on standard output, the text report goes to standard error.
   std::ostream& text =
       is_standard_output(opt.json) || is_standard_output(opt.html) ? std::cerr : std::cout;
-  const std::string here = this_host_target();
   int measured = 0;
   nlohmann::json report = {{"nights", nlohmann::json::array()},
                            {"skipped", nlohmann::json::array()}};
   bool regressed = false, failed = false;
+  auto fail = [&](const storage::NightlyRecord& reg, const std::string& target,
+                  const std::string& why) {
+    text << reg.name << " (" << target << "): FAILED: " << why << "\n";
+    report["nights"].push_back(
+        {{"registration", {{"name", reg.name}}}, {"target", target}, {"failed", why}});
+    failed = true;
+  };
   for (const storage::NightlyRecord& reg : regs) {
     for (const std::string& target : reg.targets) {
-      if (target == here) continue;
-      text << reg.name << ": skipped target " << target << " (this host is " << here
-           << "; run it on a host of that target)\n";
-      report["skipped"].push_back({{"name", reg.name}, {"target", target}});
-    }
-    if (std::find(reg.targets.begin(), reg.targets.end(), here) == reg.targets.end()) continue;
-    const storage::PipelineRecord stored = db->pipeline(reg.pipeline_id).value();
-    const std::string file = stored.name + ".stp";
-    try {
-      const Pipeline p = compile_pipeline_reporting(stored.source, file);
-      search::nightly::NightOptions no;
-      no.samples = opt.samples;
-      no.max_samples = opt.max_samples;
-      no.budget = opt.budget;
-      no.change.min_change = opt.min_change;
-      no.change.alpha = opt.alpha;
-      no.stipple_version = STIPPLE_VERSION;
-      no.host = opt.host;
-      no.record = !opt.no_record;
-      no.llvm_version = codegen::code_generator_version();
-      const auto photos =
-          night_photos(search::nightly::registration_photos(*db, reg), reg,
-                       opt.cache.empty() ? default_cache_dir("nightly run") : opt.cache);
-      no.tune.pipeline_file = file;
-      no.tune.train_images =
-          photos.count("train") ? photos.at("train") : std::vector<std::string>{};
-      no.tune.test_images = photos.count("test") ? photos.at("test") : no.tune.train_images;
-      no.tune.runs = opt.runs;
-      no.tune.threads = opt.threads;
-      no.tune.deadline_s = opt.deadline;
+      if (!opt.target.empty() && target != opt.target) continue;
+      if (!opt.cluster() && target != here) {
+        text << reg.name << ": skipped target " << target << " (this host is " << here
+             << "; run it on a host of that target, or on the cluster with --coordinator)\n";
+        report["skipped"].push_back({{"name", reg.name}, {"target", target}});
+        continue;
+      }
+      std::string host = opt.host;
+      if (opt.cluster()) {
+        host = night_host(*db, reg, target, live_hosts[target], opt.host);
+        if (host.empty()) {
+          // A target the pipeline ships to that no worker measured tonight is not a pass.
+          fail(reg, target,
+               "no live worker of target " + target +
+                   (opt.host.empty() ? "" : " on host " + opt.host) + " is registered with " +
+                   opt.connection.coordinator + " (`stipple workers`)");
+          continue;
+        }
+      }
+      const storage::PipelineRecord stored = db->pipeline(reg.pipeline_id).value();
+      const std::string file = stored.name + ".stp";
+      try {
+        const Pipeline p = compile_pipeline_reporting(stored.source, file);
+        search::nightly::NightOptions no;
+        no.samples = opt.samples;
+        no.max_samples = opt.max_samples;
+        no.budget = opt.budget;
+        no.change.min_change = opt.min_change;
+        no.change.alpha = opt.alpha;
+        no.stipple_version = STIPPLE_VERSION;
+        no.host = host;
+        no.record = !opt.no_record;
+        // The code generator that made tonight's code: on the cluster the workers'; they
+        // run this Stipple's build (a worker of another build is another deployment).
+        no.llvm_version = codegen::code_generator_version();
+        const auto photos =
+            night_photos(search::nightly::registration_photos(*db, reg), reg,
+                         opt.cache.empty() ? default_cache_dir("nightly run") : opt.cache);
+        no.tune.pipeline_file = file;
+        no.tune.train_images =
+            photos.count("train") ? photos.at("train") : std::vector<std::string>{};
+        no.tune.test_images = photos.count("test") ? photos.at("test") : no.tune.train_images;
+        no.tune.runs = opt.runs;
+        no.tune.threads = opt.threads;
+        no.tune.deadline_s = opt.deadline;
 
-      workers::EvaluationSetup setup;
-      setup.pipeline_source = stored.source;
-      setup.pipeline_file = file;
-      setup.images = {{"train", no.tune.train_images}, {"test", no.tune.test_images}};
-      setup.runs = opt.runs;
-      setup.threads = opt.threads;
-      setup.output_digests = true;
-      setup.min_timed_ms = opt.min_timed_ms;
-      workers::LocalEvaluatorOptions eo;
-      eo.deadline_seconds = opt.deadline;
-      eo.benchmark_lock = lock;
-      workers::LocalEvaluator evaluator(setup, eo);
-      const search::nightly::NightOutcome night =
-          search::nightly::run_night(*db, reg, p, stored.source, evaluator, no,
-                                     [](const std::string& what) { spdlog::info("{}", what); });
-      const std::string again = reproduce_command(reg.name, opt);
-      text << search::nightly::text_report(reg, night, again);
-      report["nights"].push_back(search::nightly::json_report(reg, night, again));
-      regressed |= night.regressed();
-      ++measured;
-    } catch (const std::exception& e) {
-      // One registration that cannot be measured (a photo gone, a stored pipeline tonight's
-      // Stipple refuses, an evaluator that cannot start) is the night's failure, exit 1, and
-      // does not stop the others' nights. Bad input on the command line was refused above.
-      text << reg.name << ": FAILED: " << e.what() << "\n";
-      report["nights"].push_back({{"registration", {{"name", reg.name}}}, {"failed", e.what()}});
-      failed = true;
+        workers::EvaluationSetup setup;
+        setup.pipeline_source = stored.source;
+        setup.pipeline_file = file;
+        setup.images = {{"train", no.tune.train_images}, {"test", no.tune.test_images}};
+        setup.runs = opt.runs;
+        setup.threads = opt.threads;
+        setup.output_digests = true;
+        setup.min_timed_ms = opt.min_timed_ms;
+        std::unique_ptr<workers::Evaluator> evaluator;
+        if (opt.cluster()) {
+          client::ClusterEvaluatorOptions co;
+          co.target = target;
+          co.host = host;
+          co.job_seconds = opt.deadline;
+          evaluator = std::make_unique<client::ClusterEvaluator>(*coordinator, setup, co);
+          spdlog::info("{}: measuring target {} on host {} of the cluster", reg.name, target, host);
+        } else {
+          workers::LocalEvaluatorOptions eo;
+          eo.deadline_seconds = opt.deadline;
+          eo.benchmark_lock = lock;
+          evaluator = std::make_unique<workers::LocalEvaluator>(setup, eo);
+        }
+        const search::nightly::NightOutcome night =
+            search::nightly::run_night(*db, reg, p, stored.source, *evaluator, no,
+                                       [](const std::string& what) { spdlog::info("{}", what); });
+        const std::string again = reproduce_command(reg.name, opt, target, night.night.host);
+        text << search::nightly::text_report(reg, night, again);
+        report["nights"].push_back(search::nightly::json_report(reg, night, again));
+        regressed |= night.regressed();
+        ++measured;
+      } catch (const std::exception& e) {
+        // One registration that cannot be measured (a photo gone, a stored pipeline
+        // tonight's Stipple refuses, an evaluator that cannot start, a coordinator that
+        // cannot be reached) is the night's failure, exit 1, and does not stop the others'
+        // nights. Bad input on the command line was refused above.
+        fail(reg, target, e.what());
+      }
     }
   }
   if (measured == 0 && !failed) {
     // A host of no registered target (a pod scheduled on the wrong node) must not pass.
-    text << "nothing measured: no registration ships to this host's target " << here << "\n";
+    text << "nothing measured: no registration ships to "
+         << (opt.target.empty() ? "this host's target " + here : "target " + opt.target) << "\n";
     failed = true;
   }
   report["regressed"] = regressed;
@@ -513,8 +592,9 @@ CommandRunner add_nightly_command(CLI::App& app) {
   auto run_opt = std::make_shared<NightlyRunOptions>();
   CLI::App* run = cmd->add_subcommand(
       "run",
-      "One night: for each registration on this host's target, re-tune it, re-measure the "
-      "shipped variant and its front against the last night on this host, re-check exact "
+      "One night: for each registration on this host's target (with --coordinator: on each "
+      "of its targets, on a worker of that target), re-tune it, re-measure the shipped "
+      "variant and its front against the last night on the same host, re-check exact "
       "outputs, and report. Exit 0: nothing regressed; 1: a regression or a failure; 2: bad "
       "input");
   run->add_option("--only", run_opt->only, "a registration to run (repeatable; default: all)");
@@ -550,7 +630,9 @@ CommandRunner add_nightly_command(CLI::App& app) {
   run->add_option("--threads", run_opt->threads,
                   "threads for parallel loops (default: one per core)")
       ->check(CLI::Range(0, 1024));
-  run->add_option("--deadline", run_opt->deadline, "seconds per candidate (compile and all runs)")
+  run->add_option("--deadline", run_opt->deadline,
+                  "seconds per candidate (compile and all runs); on the cluster the workers' "
+                  "own --deadline holds, and this bounds how long a batch is waited for")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   run->add_option("--json", run_opt->json, "write the report as JSON to this file ('-': stdout)");
@@ -561,12 +643,20 @@ CommandRunner add_nightly_command(CLI::App& app) {
                   "$XDG_CACHE_HOME/stipple, else ~/.cache/stipple)");
   run->add_option("--host", run_opt->host,
                   "the host the nights are recorded for (default: this host's name; on "
-                  "Kubernetes the node's, as a pod's name changes every night)");
+                  "Kubernetes the node's, as a pod's name changes every night); with "
+                  "--coordinator: the workers' host to measure on");
   run->add_flag("--no-record", run_opt->no_record,
                 "measure and report, but store no night (nor re-tune): to look again without "
                 "making a new baseline");
-  run->add_option("--coordinator", run_opt->coordinator,
-                  "measure on the cluster's workers (not built yet)");
+  run->add_option("--target", run_opt->target,
+                  "only the nights of this target key (`stipple nightly list` shows them)");
+  add_connection_options(run, run_opt->connection);
+  run->get_option("--coordinator")
+      ->description(
+          "measure on the cluster's workers, HOST:PORT of the coordinator: each registered "
+          "target's night on one host of that target (the host of its last night when "
+          "live, or --host), this database kept here; without it: on this host");
+  run->get_option("--timeout")->description("seconds to wait for each call but measurements");
   run->add_option("--benchmark-lock", run_opt->benchmark_lock,
                   "the host's benchmark lock, shared with workers and tunes ('none': none)")
       ->capture_default_str();

@@ -31,6 +31,7 @@ struct WorkerCliOptions {
   std::string cache;
   double deadline = 60;
   std::string evaluator;
+  std::string host;
   int compile_jobs = 0;
   int64_t cache_max_mib = 4096;
   std::string benchmark_lock = workers::kDefaultBenchmarkLock;
@@ -55,6 +56,7 @@ int run_worker(const WorkerCliOptions& opt) {
   o.compile_jobs = opt.compile_jobs;
   o.cache_max_bytes = opt.cache_max_mib << 20;
   o.capabilities = workers::detect_host_capabilities();
+  if (!opt.host.empty()) o.capabilities.host = opt.host;
   const HostCapabilities& c = o.capabilities;
   spdlog::info("worker on {}: {} {}, {} cores, L2 {} KiB, LLC {} KiB, {}-bit vectors; target {}",
                c.host, c.arch, c.cpu, c.cores, c.l2_bytes >> 10, c.llc_bytes >> 10, c.vector_bits,
@@ -92,6 +94,10 @@ CommandRunner add_worker_command(CLI::App& app) {
   cmd->add_option("--tls-cert", opt->tls.cert,
                   "PEM certificate of this worker, for mutual TLS (with --tls-key)");
   cmd->add_option("--tls-key", opt->tls.key, "PEM private key of --tls-cert");
+  cmd->add_option("--host", opt->host,
+                  "the host name to register (default: this machine's; on Kubernetes the "
+                  "node's, which outlives a pod's name): the nightly run times a night on one "
+                  "host and compares nights of the same host");
   cmd->add_option("--cache", opt->cache,
                   "folder for cached photos and reference outputs (default: "
                   "$XDG_CACHE_HOME/stipple, else "

@@ -77,6 +77,11 @@ struct CodeRequest {
   std::string schedule;
   std::string object, symbol;  // stored code to time instead of compiling; empty: compile
   bool keep_code = false;      // return the code timed in the result
+  /// Requests of one group are measured in one process, one after the other in the order
+  /// given: what is compared with each other must be (between two processes a time moves
+  /// by more than the changes looked for). LocalEvaluator measures every request in one
+  /// process; the cluster's evaluator sends one job per group.
+  int group = 0;
 };
 
 class Evaluator {
@@ -92,7 +97,7 @@ class Evaluator {
   /// Measures each request on the photos of `split` as evaluate() measures schedules.
   /// Stored code must have been made for this evaluator's target; code that cannot be
   /// loaded is a failed result. Evaluators that cannot run stored code throw
-  /// std::logic_error (the cluster's, today).
+  /// std::logic_error (a tuning run's RemoteEvaluator).
   virtual std::vector<EvaluationResult> evaluate_code(const std::vector<CodeRequest>& requests,
                                                       const std::string& split) {
     throw std::logic_error("this evaluator cannot run stored code");

@@ -58,21 +58,6 @@ double ms_since(std::chrono::steady_clock::time_point t0) {
 
 }  // namespace
 
-void EvaluationResult::aggregate() {
-  time_ms = min_time_ms = error = psnr = 0;
-  if (images.empty()) return;
-  for (const ImageMeasurement& m : images) {
-    time_ms += m.time_ms;
-    min_time_ms += m.min_time_ms;
-    error += m.error;
-    psnr += m.psnr;
-  }
-  time_ms /= double(images.size());
-  min_time_ms /= double(images.size());
-  error /= double(images.size());
-  psnr /= double(images.size());
-}
-
 InputImages inputs_for_photo(const Pipeline& p, const std::string& path) {
   Buffer photo = read_image(path);
   InputImages inputs;

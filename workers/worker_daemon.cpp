@@ -21,6 +21,7 @@
 #include "proto/capabilities_codec.h"
 #include "proto/coordinator.grpc.pb.h"
 #include "workers/benchmark_lock.h"
+#include "workers/evaluation_codec.h"
 #include "workers/file_cache.h"
 #include "workers/host_capabilities.h"
 
@@ -97,22 +98,6 @@ std::chrono::system_clock::time_point deadline_in(double seconds) {
   return std::chrono::system_clock::now() +
          std::chrono::duration_cast<std::chrono::system_clock::duration>(
              std::chrono::duration<double>(seconds));
-}
-
-// The worker's side of what the service reads back (coordinator_service.cpp, from_proto).
-proto::JobResult to_message(const std::string& job_id, const EvaluationResult& r) {
-  proto::JobResult m;
-  m.set_job_id(job_id);
-  m.set_status(to_string(r.status));
-  m.set_reason(r.reason);
-  m.set_compile_ms(r.compile_ms);
-  for (const ImageMeasurement& i : r.images) {
-    proto::ImageMeasurement* out = m.add_images();
-    out->set_time_ms(i.time_ms);
-    out->set_error(i.error);
-    out->set_psnr(i.psnr);
-  }
-  return m;
 }
 
 bool is_sha256_hex(const std::string& s) {
@@ -588,6 +573,8 @@ class WorkerDaemon::Session {
     }
     if (m.runs() > 0) local.runs = m.runs();
     local.threads = m.threads();
+    local.min_timed_ms = m.min_timed_ms();
+    local.output_digests = m.output_digests();
     // At most max_evaluators children a slot: each holds its setup's photos and references.
     while (!evaluators.empty() && int(evaluators.size()) >= std::max(1, o_.max_evaluators)) {
       evaluators.pop_back();
@@ -627,7 +614,12 @@ class WorkerDaemon::Session {
 
   /// Measures the job in the slot's evaluator child: its compile beside the other slots',
   /// its timed runs alone (the host's benchmark lock, LocalEvaluatorOptions).
-  EvaluationResult measure(Slot& slot, const proto::Job& job) {
+  /// A job's result: a code job's has one part per request (and its own status ok).
+  struct Measured {
+    EvaluationResult result;
+    std::vector<EvaluationResult> parts;
+  };
+  Measured measure(Slot& slot, const proto::Job& job) {
     const double lease_s = job.lease_seconds() > 0 ? job.lease_seconds() : 60;
     const Clock::time_point give_up = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                          std::chrono::duration<double>(lease_s));
@@ -635,9 +627,13 @@ class WorkerDaemon::Session {
       if (slot.cancel) throw EvaluationCancelled();
       LocalEvaluator& ev = evaluator(slot, job, give_up);
       std::vector<EvaluationResult> r;
+      std::vector<CodeRequest> code;
+      for (const proto::CodeRequest& c : job.code()) code.push_back(from_proto(c));
       try {
         // The text is the storage key and prints from job.schedule(): the child parses it.
-        r = ev.evaluate({job.schedule_text()}, job.split(), job.give_up_ms());
+        // A code job's requests are measured in the one child, in order (evaluator.h).
+        r = code.empty() ? ev.evaluate({job.schedule_text()}, job.split(), job.give_up_ms())
+                         : ev.evaluate_code(code, job.split());
       } catch (const EvaluationCancelled&) {
         throw;  // the evaluator killed its child and starts another for the next job
       } catch (const std::exception& e) {
@@ -645,21 +641,25 @@ class WorkerDaemon::Session {
         slot.evaluators.remove_if([&](const auto& entry) { return entry.first == job.setup_id(); });
         throw Abandon(std::string("the evaluator failed: ") + e.what());
       }
-      if (r.size() != 1) throw Abandon("the evaluator returned no result");
-      return r[0];
+      if (code.empty()) {
+        if (r.size() != 1) throw Abandon("the evaluator returned no result");
+        return {r[0], {}};
+      }
+      if (r.size() != code.size()) throw Abandon("the evaluator returned too few results");
+      return {EvaluationResult{}, std::move(r)};
     } catch (const JobError& e) {
       EvaluationResult failed;
       failed.status = e.status;
       failed.reason = e.what();
-      return failed;
+      return {failed, {}};
     }
   }
 
   void handle(Slot& slot, const std::string& worker, const proto::Job& job) {
     const Clock::time_point start = Clock::now();
-    EvaluationResult result;
+    Measured measured;
     try {
-      result = measure(slot, job);
+      measured = measure(slot, job);
     } catch (const EvaluationCancelled&) {
       // Not reported: the coordinator no longer expects a result, and this worker is fine.
       spdlog::info("job {}: stopped, its run was cancelled ({:.1f} s)", job.job_id(),
@@ -673,9 +673,13 @@ class WorkerDaemon::Session {
       return;
     }
     slot.abandon_backoff.reset();
-    report(slot.backoff, worker, job, result);
+    report(slot.backoff, worker, job, measured);
+    const EvaluationResult& result = measured.result;
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-    if (result.ok()) {
+    if (!measured.parts.empty()) {
+      spdlog::info("job {}: {} code measurements ({:.1f} s)", job.job_id(), measured.parts.size(),
+                   seconds);
+    } else if (result.ok()) {
       spdlog::info("job {}: ok, {:.3f} ms, error {:.4g} ({:.1f} s)", job.job_id(), result.time_ms,
                    result.error, seconds);
     } else {
@@ -687,10 +691,14 @@ class WorkerDaemon::Session {
   /// Reports until the coordinator answers: reports are idempotent by job id, so a retry
   /// after a lost answer changes nothing. When stopping, gives up after the job's lease.
   void report(Backoff& backoff, const std::string& worker, const proto::Job& job,
-              const EvaluationResult& result) {
+              const Measured& measured) {
     proto::ReportResultsRequest req;
     req.set_worker_id(worker);
-    *req.add_results() = to_message(job.job_id(), result);
+    proto::JobResult* m = req.add_results();
+    *m = to_proto(job.job_id(), measured.result);
+    for (const EvaluationResult& part : measured.parts) {
+      *m->add_code_results() = to_proto(job.job_id(), part);
+    }
     const double lease_s = job.lease_seconds() > 0 ? job.lease_seconds() : 60;
     const Clock::time_point stop_by = Clock::now() + std::chrono::duration_cast<Clock::duration>(
                                                          std::chrono::duration<double>(lease_s));

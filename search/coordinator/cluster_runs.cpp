@@ -19,6 +19,7 @@
 #include "proto/pipeline_codec.h"
 #include "proto/schedule_codec.h"
 #include "search/coordinator/remote_evaluator.h"
+#include "search/coordinator/stored_files.h"
 #include "search/strategy_registry.h"
 #include "search/tuning_session.h"
 
@@ -29,56 +30,6 @@ namespace fs = std::filesystem;
 
 /// What a run cancelled through CancelRun is stored and shown with.
 constexpr const char* kCancelledByClient = "cancelled by a client";
-
-/// A request the coordinator refuses, with the status the client gets.
-struct Refusal {
-  grpc::Status status;
-};
-
-[[noreturn]] void refuse(grpc::StatusCode code, const std::string& message) {
-  throw Refusal{grpc::Status(code, message)};
-}
-
-/// The file's extension in lower case if it is a photo's (.png, .jpg, .jpeg), else "".
-std::string photo_extension(const fs::path& file) {
-  std::string ext = file.extension().string();
-  std::transform(ext.begin(), ext.end(), ext.begin(),
-                 [](unsigned char c) { return char(std::tolower(c)); });
-  return ext == ".png" || ext == ".jpg" || ext == ".jpeg" ? ext : "";
-}
-
-/// The last part of a client's file name, reduced to safe characters: it names the
-/// stored copy (and so the pipeline in messages), never a path of ours.
-std::string safe_file_name(const std::string& name, const std::string& fallback) {
-  std::string base = fs::path(name).filename().string();
-  std::string out;
-  for (char c : base) {
-    const bool ok = std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    out += ok ? c : '_';
-  }
-  if (out.empty() || out[0] == '.') return fallback;
-  return out;
-}
-
-/// Writes `bytes` to `path` unless it is there already (content-addressed: same name, same
-/// bytes), through a temporary file renamed into place, so a crash never leaves half a file.
-/// A file the coordinator cannot write (a full disk, a read-only data folder) is its own
-/// failure, not the client's: UNAVAILABLE with the OS's reason, never INVALID_ARGUMENT.
-void store_file(const fs::path& path, const std::string& bytes) {
-  if (fs::exists(path)) return;
-  auto unavailable = [](const std::exception& e) {
-    refuse(grpc::StatusCode::UNAVAILABLE,
-           std::string("the coordinator cannot store the submitted files: ") + e.what());
-  };
-  try {
-    fs::create_directories(path.parent_path());
-    write_text_file(path.string(), bytes);
-  } catch (const FileWriteError& e) {
-    unavailable(e);
-  } catch (const fs::filesystem_error& e) {
-    unavailable(e);
-  }
-}
 
 proto::RunProgress to_message(int64_t run_id, const search::TuneProgress& p) {
   proto::RunProgress m;
@@ -137,7 +88,12 @@ struct ClusterRuns::ActiveRun {
 
 ClusterRuns::ClusterRuns(coordinator::WorkerPool& pool, CoordinatorService& service,
                          ClusterRunsOptions options)
-    : pool_(pool), service_(service), options_(std::move(options)) {
+    : pool_(pool),
+      service_(service),
+      options_(std::move(options)),
+      evaluations_(pool, service,
+                   {options_.data_dir, options_.max_images, options_.max_image_pixels,
+                    options_.max_runs_per_photo}) {
   query_db_ = storage::Database::open(options_.db_path);
   fs::create_directories(options_.data_dir);
 }
@@ -489,24 +445,8 @@ grpc::Status ClusterRuns::submit(const proto::SubmitRunRequest& request,
       const proto::ImageRef& ref = sent.images(i);
       const std::string& bytes = sent.image_contents(i);
       const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
-      const std::string& hash = hashes[size_t(i)];
-      std::string ext = photo_extension(safe_file_name(ref.name(), "photo.png"));
-      if (ext.empty()) ext = ".png";
-      const fs::path path = fs::path(options_.data_dir) / "images" / (hash + ext);
-      const bool existed = fs::exists(path);
-      store_file(path, bytes);
-      try {
-        const Buffer photo = read_image(path.string());
-        if (photo.extent_or_one(0) * photo.extent_or_one(1) > options_.max_image_pixels) {
-          throw UserError(std::to_string(photo.extent_or_one(0)) + "x" +
-                          std::to_string(photo.extent_or_one(1)) + " is over the limit of " +
-                          std::to_string(options_.max_image_pixels) + " pixels");
-        }
-      } catch (const UserError& e) {
-        if (!existed) fs::remove(path);
-        refuse(grpc::StatusCode::INVALID_ARGUMENT, what + ": " + e.what());
-      }
-      photos.emplace_back(ref.split(), path.string());
+      photos.emplace_back(ref.split(), store_photo(options_.data_dir, ref, bytes, hashes[size_t(i)],
+                                                   options_.max_image_pixels, what));
     }
 
     for (const auto& [split, path] : photos) {
@@ -717,6 +657,12 @@ grpc::Status ClusterRuns::cancel(int64_t run_id, proto::CancelRunResponse* respo
   }
   response->set_state(run->state);  // done, failed and cancelled runs stay as they are
   return grpc::Status::OK;
+}
+
+grpc::Status ClusterRuns::evaluate(const proto::EvaluateRequest& request,
+                                   const grpc::ServerContextBase& context,
+                                   proto::EvaluateResponse* response) {
+  return evaluations_.evaluate(request, context, draining_, response);
 }
 
 }  // namespace stipple::coordinator

@@ -28,6 +28,7 @@
 #include <thread>
 
 #include "proto/coordinator.pb.h"
+#include "search/coordinator/cluster_evaluations.h"
 #include "search/coordinator/coordinator_service.h"
 #include "search/coordinator/worker_pool.h"
 #include "search/tuning_session.h"
@@ -76,6 +77,10 @@ class ClusterRuns final : public ClientCalls {
   grpc::Status list(proto::ListRunsResponse* response) override;
   grpc::Status front(int64_t run_id, proto::GetFrontResponse* response) override;
   grpc::Status cancel(int64_t run_id, proto::CancelRunResponse* response) override;
+  /// Measurements for a client's own database: cluster_evaluations.h.
+  grpc::Status evaluate(const proto::EvaluateRequest& request,
+                        const grpc::ServerContextBase& context,
+                        proto::EvaluateResponse* response) override;
 
  private:
   struct ActiveRun;
@@ -84,6 +89,7 @@ class ClusterRuns final : public ClientCalls {
   CoordinatorService& service_;
   ClusterRunsOptions options_;
   std::atomic<bool> draining_{false};
+  ClusterEvaluations evaluations_;
 
   std::mutex mu_;  // guards runs_ and every run's progress
   std::condition_variable changed_;

@@ -22,6 +22,7 @@
 #include "proto/pipeline_codec.h"
 #include "proto/rpc_security.h"
 #include "proto/schedule_codec.h"
+#include "workers/evaluation_codec.h"
 
 namespace stipple::coordinator {
 namespace {
@@ -54,13 +55,26 @@ std::string deterministic_bytes(const google::protobuf::Message& m) {
   return out;
 }
 
-/// Why a result cannot be stored, or "" when it can. `photos` < 0: the split's photo count
-/// is not known here (a job this process never leased), so only the shape is checked.
-std::string invalid_result(const proto::JobResult& r, int photos) {
-  if (r.job_id().empty()) return "a result without a job id";
-  const std::string what = "result of job " + r.job_id() + ": ";
+/// invalid_result() of a result or of a code job's part, `what` naming it.
+std::string invalid_measurement(const proto::JobResult& r, const std::string& what, int photos,
+                                int parts) {
   const std::optional<EvaluationStatus> status = parse_evaluation_status(r.status());
   if (!status) return what + "unknown status '" + r.status() + "'";
+  // A code job's ok result has a part per request; a failed one (its setup could not be
+  // measured) may have none.
+  const int n_parts = r.code_results_size();
+  if (parts >= 0 && n_parts != parts && !(*status != EvaluationStatus::Ok && n_parts == 0)) {
+    return what + std::to_string(n_parts) + " code results for a job of " + std::to_string(parts) +
+           " requests";
+  }
+  if (parts < 0 && photos >= 0 && n_parts > 0) return what + "code results for a schedule's job";
+  for (int k = 0; k < n_parts; ++k) {
+    const proto::JobResult& part = r.code_results(k);
+    const std::string part_what = what + "code result " + std::to_string(k + 1) + ": ";
+    if (part.code_results_size() > 0) return part_what + "code results nested in it";
+    if (std::string why = invalid_measurement(part, part_what, photos, -1); !why.empty())
+      return why;
+  }
   if (!std::isfinite(r.compile_ms()) || r.compile_ms() < 0)
     return what + "compile_ms is not a finite time";
   for (const proto::ImageMeasurement& m : r.images()) {
@@ -70,44 +84,28 @@ std::string invalid_result(const proto::JobResult& r, int photos) {
     // NaN is never a measurement.
     if (std::isnan(m.error()) || m.error() < 0) return what + "error is NaN or negative";
     if (std::isnan(m.psnr())) return what + "psnr is NaN";
+    if (!std::isfinite(m.min_time_ms()) || m.min_time_ms() < 0)
+      return what + "min_time_ms is not a finite time";
   }
   const int n = r.images_size();
-  if (photos >= 0 && n != photos && !(*status != EvaluationStatus::Ok && n == 0)) {
+  // A code job's own result has no images: its parts have them.
+  const bool code_job = r.code_results_size() > 0 || parts > 0;
+  if (photos >= 0 && n != photos && !(*status != EvaluationStatus::Ok && n == 0) &&
+      !(code_job && n == 0)) {
     return what + std::to_string(n) + " image measurements for a split of " +
            std::to_string(photos) + " photos";
   }
-  if (photos < 0 && *status == EvaluationStatus::Ok && n == 0)
+  if (photos < 0 && *status == EvaluationStatus::Ok && n == 0 && r.code_results_size() == 0)
     return what + "an ok result without images";
   return "";
 }
 
-workers::EvaluationResult to_result(const proto::JobResult& r) {
-  workers::EvaluationResult e;
-  // Called once invalid_result has accepted r, so its status is a known word.
-  e.status = parse_evaluation_status(r.status()).value_or(EvaluationStatus::Error);
-  e.reason = r.reason();
-  e.compile_ms = r.compile_ms();
-  for (const proto::ImageMeasurement& m : r.images()) {
-    workers::ImageMeasurement image;
-    image.time_ms = m.time_ms();
-    image.error = m.error();
-    image.psnr = m.psnr();
-    e.images.push_back(std::move(image));
-  }
-  // EvaluationResult::aggregate() lives with the measuring code (and LLVM); the means are
-  // simple enough to take here.
-  if (!e.images.empty()) {
-    for (const workers::ImageMeasurement& m : e.images) {
-      e.time_ms += m.time_ms;
-      e.error += m.error;
-      e.psnr += m.psnr;
-    }
-    const double n = double(e.images.size());
-    e.time_ms /= n;
-    e.error /= n;
-    e.psnr /= n;
-  }
-  return e;
+/// Why a result cannot be stored, or "" when it can. `photos` < 0: the split's photo count
+/// is not known here (a job this process never leased), so only the shape is checked.
+/// `parts`: a code job's request count; -1 for a schedule's job or one not known here.
+std::string invalid_result(const proto::JobResult& r, int photos, int parts) {
+  if (r.job_id().empty()) return "a result without a job id";
+  return invalid_measurement(r, "result of job " + r.job_id() + ": ", photos, parts);
 }
 
 grpc::Status unimplemented() {
@@ -237,6 +235,8 @@ std::string CoordinatorService::add_setup(const workers::EvaluationSetup& setup)
   }
   m.set_runs(setup.runs);
   m.set_threads(setup.threads);
+  m.set_min_timed_ms(setup.min_timed_ms);
+  m.set_output_digests(setup.output_digests);
   const std::string id = "s" + sha256_hex(deterministic_bytes(m)).substr(0, 24);
   m.set_setup_id(id);
 
@@ -303,7 +303,8 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
         setup_id = run->second;
         setup = setups_.at(setup_id);
         auto photos = setup->photos.find(pj.split);
-        jobs_[pj.id] = {pj.run_id, photos == setup->photos.end() ? 0 : photos->second};
+        jobs_[pj.id] = {pj.run_id, photos == setup->photos.end() ? 0 : photos->second,
+                        pj.code.empty() ? -1 : int(pj.code.size())};
       }
     }
     // A job no worker could run is a recorded failure of the candidate, never a job that
@@ -317,8 +318,11 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
     }
     proto::Job* job = response->add_jobs();
     try {
-      *job->mutable_schedule() =
-          stipple::to_proto(compile_schedule(pj.schedule, "<job " + pj.id + ">", *setup->pipeline));
+      // A code job's schedules were checked when it was asked for (Evaluate).
+      if (pj.code.empty()) {
+        *job->mutable_schedule() = stipple::to_proto(
+            compile_schedule(pj.schedule, "<job " + pj.id + ">", *setup->pipeline));
+      }
     } catch (const UserError& e) {
       response->mutable_jobs()->RemoveLast();
       failed.reason = std::string("the schedule does not fit the pipeline: ") + e.what();
@@ -335,7 +339,8 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
     job->set_run_id(run_number);
     job->set_setup_id(setup_id);
     job->set_split(pj.split);
-    job->set_schedule_text(pj.schedule);
+    if (pj.code.empty()) job->set_schedule_text(pj.schedule);
+    for (const workers::CodeRequest& c : pj.code) *job->add_code() = workers::to_proto(c);
     job->set_give_up_ms(pj.give_up_ms);
     job->set_lease_seconds(lease_seconds);
   }
@@ -408,14 +413,19 @@ grpc::Status CoordinatorService::report_results(const proto::ReportResultsReques
     std::lock_guard lock(mu_);
     for (const proto::JobResult& r : request.results()) {
       auto job = jobs_.find(r.job_id());
-      const std::string why = invalid_result(r, job == jobs_.end() ? -1 : job->second.photos);
+      const std::string why = job == jobs_.end()
+                                  ? invalid_result(r, -1, -1)
+                                  : invalid_result(r, job->second.photos, job->second.parts);
       if (!why.empty()) return {grpc::StatusCode::INVALID_ARGUMENT, why};
     }
   }
   int accepted = 0, duplicates = 0, unknown = 0;
   for (const proto::JobResult& r : request.results()) {
-    switch (
-        pool_.report(request.worker_id(), r.job_id(), to_result(r), request.forgotten_lease())) {
+    std::vector<workers::EvaluationResult> parts;
+    for (const proto::JobResult& part : r.code_results())
+      parts.push_back(workers::from_proto(part));
+    switch (pool_.report(request.worker_id(), r.job_id(), workers::from_proto(r),
+                         request.forgotten_lease(), std::move(parts))) {
       case coordinator::ReportOutcome::Accepted: ++accepted; break;
       case coordinator::ReportOutcome::Duplicate: ++duplicates; break;
       case coordinator::ReportOutcome::UnknownJob:
@@ -632,6 +642,26 @@ Raw CoordinatorService::CancelRun(RawContext* c, const grpc::ByteBuffer* in,
     };
     reactor->Finish(
         answer_raw<proto::CancelRunRequest, proto::CancelRunResponse>(request, out, call));
+  });
+  return reactor;
+}
+
+Raw CoordinatorService::Evaluate(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) {
+  grpc::ServerUnaryReactor* reactor = c->DefaultReactor();
+  auto request = std::make_shared<proto::EvaluateRequest>();
+  grpc::Status st = parse_raw(*c, options_.token, *in, request.get());
+  if (st.ok() && !client_calls_) st = unimplemented();
+  if (!st.ok()) {
+    reactor->Finish(st);
+    return reactor;
+  }
+  // It waits for the workers: on a thread of its own, as the other blocking calls.
+  start_thread([this, reactor, request, out, c] {
+    auto call = [&](const proto::EvaluateRequest& r, proto::EvaluateResponse* response) {
+      return client_calls_->evaluate(r, *c, response);
+    };
+    reactor->Finish(
+        answer_raw<proto::EvaluateRequest, proto::EvaluateResponse>(*request, out, call));
   });
   return reactor;
 }

@@ -2,7 +2,7 @@
 // coordinator's WorkerPool (the design, "Cluster principles"). This slice serves the
 // worker calls: register, lease jobs (a long poll), report results, heartbeat, and fetch
 // a run's setup and photos; ListWorkers from the pool. The other client calls (submit,
-// watch, list, front, cancel) go to the coordinator's runs (search/cluster_runs.h), set
+// watch, list, front, cancel, evaluate) go to the coordinator's runs (search/cluster_runs.h), set
 // with set_client_calls(); without them they answer UNIMPLEMENTED.
 //
 // - A call without the right token fails with UNAUTHENTICATED before anything is read or
@@ -72,26 +72,34 @@ class ClientCalls {
   virtual grpc::Status list(proto::ListRunsResponse* response) = 0;
   virtual grpc::Status front(int64_t run_id, proto::GetFrontResponse* response) = 0;
   virtual grpc::Status cancel(int64_t run_id, proto::CancelRunResponse* response) = 0;
+  /// Measures the request's jobs on workers of its target (cluster_evaluations.h): blocks
+  /// until each has its result, the client goes away (`context` cancelled) or the server
+  /// drains.
+  virtual grpc::Status evaluate(const proto::EvaluateRequest& request,
+                                const grpc::ServerContextBase& context,
+                                proto::EvaluateResponse* response) = 0;
 };
 
 // Every call is served raw (the request's bytes parsed here, after the token is checked):
 // a body that is not the call's request gets INVALID_ARGUMENT saying so, where gRPC's own
 // parsing would answer INTERNAL without a reason. The calls that block run on a thread of
 // their own, never on gRPC's callback threads: LeaseJobs (a long poll), WatchRun (a
-// stream) and CancelRun (it waits for the run's session to stop).
-using CoordinatorServiceBase = proto::Coordinator::WithRawCallbackMethod_SubmitRun<
-    proto::Coordinator::WithRawCallbackMethod_ListRuns<
-        proto::Coordinator::WithRawCallbackMethod_GetFront<
-            proto::Coordinator::WithRawCallbackMethod_ListWorkers<
-                proto::Coordinator::WithRawCallbackMethod_RegisterWorker<
-                    proto::Coordinator::WithRawCallbackMethod_ReportResults<
-                        proto::Coordinator::WithRawCallbackMethod_Heartbeat<
-                            proto::Coordinator::WithRawCallbackMethod_GetSetup<
-                                proto::Coordinator::WithRawCallbackMethod_GetImage<
-                                    proto::Coordinator::WithRawCallbackMethod_LeaseJobs<
-                                        proto::Coordinator::WithRawCallbackMethod_WatchRun<
-                                            proto::Coordinator::WithRawCallbackMethod_CancelRun<
-                                                proto::Coordinator::Service>>>>>>>>>>>>;
+// stream), CancelRun (it waits for the run's session to stop) and Evaluate (it waits for
+// the workers).
+using CoordinatorServiceBase = proto::Coordinator::WithRawCallbackMethod_Evaluate<
+    proto::Coordinator::WithRawCallbackMethod_SubmitRun<
+        proto::Coordinator::WithRawCallbackMethod_ListRuns<
+            proto::Coordinator::WithRawCallbackMethod_GetFront<
+                proto::Coordinator::WithRawCallbackMethod_ListWorkers<
+                    proto::Coordinator::WithRawCallbackMethod_RegisterWorker<
+                        proto::Coordinator::WithRawCallbackMethod_ReportResults<
+                            proto::Coordinator::WithRawCallbackMethod_Heartbeat<
+                                proto::Coordinator::WithRawCallbackMethod_GetSetup<
+                                    proto::Coordinator::WithRawCallbackMethod_GetImage<
+                                        proto::Coordinator::WithRawCallbackMethod_LeaseJobs<
+                                            proto::Coordinator::WithRawCallbackMethod_WatchRun<
+                                                proto::Coordinator::WithRawCallbackMethod_CancelRun<
+                                                    proto::Coordinator::Service>>>>>>>>>>>>>;
 
 class CoordinatorService final : public CoordinatorServiceBase {
  public:
@@ -136,6 +144,7 @@ class CoordinatorService final : public CoordinatorServiceBase {
   Raw GetFront(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   Raw CancelRun(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
   Raw ListWorkers(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
+  Raw Evaluate(RawContext* c, const grpc::ByteBuffer* in, grpc::ByteBuffer* out) override;
 
  private:
   // The calls, their request parsed and the token checked (serve_raw in the .cpp).
@@ -167,6 +176,7 @@ class CoordinatorService final : public CoordinatorServiceBase {
   struct LeasedJob {
     std::string run_id;
     int photos = 0;  // in the job's split
+    int parts = -1;  // a code job's requests; -1: a schedule's job
   };
 
   coordinator::WorkerPool& pool_;

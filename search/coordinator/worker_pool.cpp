@@ -101,29 +101,34 @@ LeaseReply WorkerPool::lease(const std::string& worker_id, int max_jobs, Duratio
     expire_locked(now, &next_event);
     if (shut_down_ || max_jobs <= 0) break;
 
-    // Round-robin over the runs with queued jobs of this target, FIFO within each.
-    auto q = queues_.find(w->info.capabilities.target);
-    while (q != queues_.end() && !q->second.rotation.empty() &&
-           int(reply.leases.size()) < max_jobs) {
-      TargetQueue& tq = q->second;
-      std::string run = std::move(tq.rotation.front());
-      tq.rotation.pop_front();
-      auto& run_queue = tq.by_run.at(run);
-      std::string id = std::move(run_queue.front());
-      run_queue.pop_front();
-      if (run_queue.empty())
-        tq.by_run.erase(run);
-      else
-        tq.rotation.push_back(run);
+    // Round-robin over the runs with queued jobs of this target, FIFO within each: the
+    // jobs kept for this host first (they have no other taker), then the target's.
+    for (const std::string& key :
+         {queue_key(w->info.capabilities.target, w->info.capabilities.host),
+          queue_key(w->info.capabilities.target, "")}) {
+      auto q = queues_.find(key);
+      while (q != queues_.end() && !q->second.rotation.empty() &&
+             int(reply.leases.size()) < max_jobs) {
+        TargetQueue& tq = q->second;
+        std::string run = std::move(tq.rotation.front());
+        tq.rotation.pop_front();
+        auto& run_queue = tq.by_run.at(run);
+        std::string id = std::move(run_queue.front());
+        run_queue.pop_front();
+        if (run_queue.empty())
+          tq.by_run.erase(run);
+        else
+          tq.rotation.push_back(run);
 
-      Job& job = jobs_.at(id);
-      set_state(job, JobState::Leased);
-      job.holder = worker_id;
-      job.deadline = now + options_.lease_duration;
-      if (std::find(job.lessees.begin(), job.lessees.end(), worker_id) == job.lessees.end())
-        job.lessees.push_back(worker_id);
-      w->leases.insert(id);
-      reply.leases.push_back({job.job, job.deadline});
+        Job& job = jobs_.at(id);
+        set_state(job, JobState::Leased);
+        job.holder = worker_id;
+        job.deadline = now + options_.lease_duration;
+        if (std::find(job.lessees.begin(), job.lessees.end(), worker_id) == job.lessees.end())
+          job.lessees.push_back(worker_id);
+        w->leases.insert(id);
+        reply.leases.push_back({job.job, job.deadline});
+      }
     }
     if (!reply.leases.empty()) break;
 
@@ -150,7 +155,8 @@ LeaseReply WorkerPool::lease(const std::string& worker_id, int max_jobs, Duratio
 }
 
 ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string& job_id,
-                                 const workers::EvaluationResult& result, bool forgotten_lease) {
+                                 const workers::EvaluationResult& result, bool forgotten_lease,
+                                 std::vector<workers::EvaluationResult> code_results) {
   std::lock_guard lock(mu_);
   TimePoint now = clock_();
   Worker* w = touch(worker_id, now);
@@ -164,7 +170,9 @@ ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string
   // at its word if it is of the job's target.
   const bool lessee =
       std::find(job->lessees.begin(), job->lessees.end(), worker_id) != job->lessees.end();
-  if (!lessee && !(forgotten_lease && w->info.capabilities.target == job->job.target)) {
+  const bool may_take = w->info.capabilities.target == job->job.target &&
+                        (job->job.host.empty() || w->info.capabilities.host == job->job.host);
+  if (!lessee && !(forgotten_lease && may_take)) {
     return ReportOutcome::NotLeased;
   }
   if (job->state == JobState::Done) {
@@ -176,7 +184,8 @@ ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string
   // or from the worker now holding it (whose report will be a duplicate).
   if (job->state == JobState::Queued) unqueue(*job);
   drop_lease(*job);
-  job->result = JobResult{result, worker_id, w->info.capabilities.host};
+  job->result =
+      JobResult{result, worker_id, w->info.capabilities.host, false, std::move(code_results)};
   set_state(*job, JobState::Done);
   share_result(*job);
   ++w->info.jobs_completed;
@@ -443,7 +452,7 @@ void WorkerPool::set_state(Job& job, JobState state) {
 }
 
 void WorkerPool::enqueue_back(Job& job) {
-  TargetQueue& tq = queues_[job.job.target];
+  TargetQueue& tq = queues_[queue_key(job.job.target, job.job.host)];
   auto [it, inserted] = tq.by_run.try_emplace(job.job.run_id);
   if (inserted) tq.rotation.push_back(job.job.run_id);
   it->second.push_back(job.job.id);
@@ -465,7 +474,7 @@ int WorkerPool::requeue(std::vector<Job*> jobs) {
 }
 
 void WorkerPool::enqueue_front(Job& job) {
-  TargetQueue& tq = queues_[job.job.target];
+  TargetQueue& tq = queues_[queue_key(job.job.target, job.job.host)];
   auto [it, inserted] = tq.by_run.try_emplace(job.job.run_id);
   if (inserted) tq.rotation.push_back(job.job.run_id);
   it->second.push_front(job.job.id);
@@ -516,7 +525,7 @@ void WorkerPool::hand_over(Job& leader) {
 }
 
 void WorkerPool::unqueue(const Job& job) {
-  TargetQueue& tq = queues_.at(job.job.target);
+  TargetQueue& tq = queues_.at(queue_key(job.job.target, job.job.host));
   auto run_queue = tq.by_run.find(job.job.run_id);
   auto& ids = run_queue->second;
   ids.erase(std::find(ids.begin(), ids.end(), job.job.id));

@@ -2,7 +2,8 @@
 // Tuning runs submit evaluation jobs and await their results; workers register, lease
 // jobs, heartbeat and report. The coordinator's gRPC service is a thin layer over it.
 //
-// - Jobs go only to workers whose target key equals the job's.
+// - Jobs go only to workers whose target key equals the job's, and a job kept for a host
+//   (PoolJob::host) only to workers on that host.
 // - A lease lasts `lease_duration` from when it is handed out or last renewed (by the
 //   worker's heartbeat). A lease that passes its deadline, or whose worker is not heard
 //   from for `heartbeat_timeout`, or that is gone (worker_gone(): the service saw a call of
@@ -70,6 +71,12 @@ struct PoolJob {
   /// What determines the result (RemoteEvaluator::job_key): jobs of equal keys are
   /// measured once and share the result. Empty: never shared.
   std::string key;
+  /// Only workers on this host (HostCapabilities::host) may measure it; empty: any of the
+  /// target. The nightly run times a night on one machine.
+  std::string host;
+  /// A code job: these are measured in one process, in order (workers/evaluator.h), and
+  /// the result has one JobResult::code_results entry each; `schedule` is then unused.
+  std::vector<workers::CodeRequest> code;
 };
 
 struct Lease {
@@ -103,6 +110,8 @@ struct JobResult {
   /// The result of another job of the same key (another run's measurement), not one made
   /// for this job.
   bool shared = false;
+  /// A code job's results, one per request (`result` is then the job's own: ok).
+  std::vector<workers::EvaluationResult> code_results;
 };
 
 enum class AwaitStatus {
@@ -187,8 +196,10 @@ class WorkerPool {
   /// the queue, or the other worker's copy becomes a duplicate). Only a worker that held a
   /// lease on the job may report it, unless `forgotten_lease`: the worker held one under
   /// an id a previous coordinator gave it, and is accepted if it is of the job's target.
+  /// A code job's results come as `code_results`, one per request.
   ReportOutcome report(const std::string& worker_id, const std::string& job_id,
-                       const workers::EvaluationResult& result, bool forgotten_lease = false);
+                       const workers::EvaluationResult& result, bool forgotten_lease = false,
+                       std::vector<workers::EvaluationResult> code_results = {});
 
   // ---- runs ----
 
@@ -253,8 +264,8 @@ class WorkerPool {
     bool cancelled = false;
     PoolCounters counters;
   };
-  /// The queued jobs of one target: round-robin over `rotation` (the runs with queued
-  /// jobs, each once), FIFO within a run.
+  /// The queued jobs of one target (and host, for jobs kept for one): round-robin over `rotation`
+  /// (the runs with queued jobs, each once), FIFO within a run.
   struct TargetQueue {
     std::deque<std::string> rotation;
     std::unordered_map<std::string, std::deque<std::string>> by_run;
@@ -272,9 +283,14 @@ class WorkerPool {
   std::vector<std::string> worker_order_;  // registration order
   std::unordered_map<std::string, Job> jobs_;
   std::unordered_map<std::string, Run> runs_;
-  std::unordered_map<std::string, TargetQueue> queues_;   // by target
+  std::unordered_map<std::string, TargetQueue> queues_;   // by queue_key()
   std::unordered_map<std::string, std::string> leaders_;  // job id by key
   PoolCounters counters_;
+
+  /// The queue of a target's jobs, or of those kept for one of its hosts.
+  static std::string queue_key(const std::string& target, const std::string& host) {
+    return host.empty() ? target : target + '\n' + host;
+  }
 
   // All below run with mu_ held.
   /// expire_leases(); returns the jobs re-queued and the pool-clock time of the next lease

@@ -121,6 +121,7 @@ void measure_round(workers::Evaluator& evaluator, std::vector<VariantOutcome>& v
       if (round % 2) std::swap(pair[0], pair[1]);
     }
     for (auto& [request, baseline] : pair) {
+      request.group = int(i);  // a variant and its baseline in one process (evaluator.h)
       requests.push_back(std::move(request));
       owner.push_back({i, baseline});
     }

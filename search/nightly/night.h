@@ -38,6 +38,10 @@
 //     a change (Pinpoint too asks for more repeats before it calls a difference).
 //  5. Improvements: a front point that dominates the shipped variant, from tonight's
 //     samples of both (significantly faster by the same test, no larger error).
+//
+// The evaluator says where: in a child process on this host (LocalEvaluator), or on one
+// host of the cluster's workers of the target (client/cluster_evaluator.h), where each
+// variant and its baseline code are one job, measured in one process (CodeRequest::group).
 #pragma once
 
 #include <cstdint>

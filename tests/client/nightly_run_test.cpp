@@ -332,9 +332,11 @@ TEST_F(NightlyRun, BadInputIsRefusedWithExitCodeTwo) {
   Result unknown = run("nightly run --only nosuch" + db());
   EXPECT_EQ(unknown.exit_code, 2) << unknown.output;
   EXPECT_NE(unknown.output.find("nothing is registered as 'nosuch'"), std::string::npos);
-  Result cluster = run("nightly run --coordinator localhost:1" + db());
-  EXPECT_EQ(cluster.exit_code, 2) << cluster.output;
-  EXPECT_NE(cluster.output.find("not built yet"), std::string::npos);
+  // A coordinator that cannot be reached is a failure (exit 1), found before any night.
+  Result cluster = run("nightly run --coordinator 127.0.0.1:1 --timeout 5" + db());
+  EXPECT_EQ(cluster.exit_code, 1) << cluster.output;
+  EXPECT_NE(cluster.output.find("list workers"), std::string::npos) << cluster.output;
+  EXPECT_EQ(cluster.output.find("night 1"), std::string::npos) << cluster.output;
   Result nowhere = run("nightly run --json " + path("no/such/folder/n.json") + db());
   EXPECT_EQ(nowhere.exit_code, 2) << nowhere.output;
   EXPECT_NE(nowhere.output.find("--json: no folder"), std::string::npos) << nowhere.output;

@@ -5,7 +5,8 @@
 // first wins, unknown job, unknown worker, a worker that never held the job); runs share
 // a worker round-robin; completed ids are not queued again; cancel and release; jobs of one
 // key in several runs measured once, a follower queued when its leader is cancelled or
-// released; a worker gone ends its leases at once. Then many
+// released; a worker gone ends its leases at once; jobs kept for a host go only to its
+// workers, with their code requests and results. Then many
 // threads leasing, dying and reporting while two runs await: every job ends with exactly
 // one stored result.
 #include "search/coordinator/worker_pool.h"
@@ -54,8 +55,15 @@ HostCapabilities caps(const std::string& host, const std::string& target) {
 std::vector<PoolJob> jobs(const std::string& prefix, int n, const std::string& target = kX86) {
   std::vector<PoolJob> v;
   for (int i = 0; i < n; ++i)
-    v.push_back(
-        {prefix + std::to_string(i), "", target, "train", "out.vectorize(x, 8)\n", 250, ""});
+    v.push_back({prefix + std::to_string(i),
+                 "",
+                 target,
+                 "train",
+                 "out.vectorize(x, 8)\n",
+                 250,
+                 "",
+                 "",
+                 {}});
   return v;
 }
 
@@ -120,6 +128,50 @@ TEST(WorkerPool, JobsGoOnlyToWorkersOfTheirTarget) {
   PoolCounters c = pool.snapshot().counters;
   EXPECT_EQ(c.queued, 0);
   EXPECT_EQ(c.leased, 5);
+}
+
+TEST(WorkerPool, JobsKeptForAHostGoOnlyToItsWorkersAndCarryTheirCodeResults) {
+  FakeClock clock;
+  WorkerPool pool(options(10s, 60s), clock.fn());
+  const std::string alpha = pool.register_worker(caps("alpha", kX86));
+  const std::string beta = pool.register_worker(caps("beta", kX86));
+  std::vector<PoolJob> kept = jobs("k", 2);
+  for (PoolJob& j : kept) {
+    j.host = "beta";
+    j.code = {{"out.vectorize(x, 8)\n", "", "", true, 0},
+              {"",
+               "\x7f"
+               "ELF",
+               "f", false, 0}};
+  }
+  pool.submit("night", kept);
+  pool.submit("run", jobs("any", 1));
+
+  // alpha gets the target's job but none kept for beta, waiting for them in vain.
+  EXPECT_EQ(ids(pool.lease(alpha, 5, 20ms)), (std::vector<std::string>{"any0"}));
+  EXPECT_TRUE(pool.lease(alpha, 5, 20ms).leases.empty());
+  // Not leased, and of another host: its result of a "forgotten" lease is not taken.
+  EXPECT_EQ(pool.report(alpha, "k0", result(1.0), /*forgotten_lease=*/true),
+            ReportOutcome::NotLeased);
+  const LeaseReply to_beta = pool.lease(beta, 5);
+  ASSERT_EQ(ids(to_beta), (std::vector<std::string>{"k0", "k1"}));
+  ASSERT_EQ(to_beta.leases[0].job.code.size(), 2u);
+  EXPECT_EQ(to_beta.leases[0].job.code[1].symbol, "f");
+  EXPECT_TRUE(to_beta.leases[0].job.code[0].keep_code);
+
+  EvaluationResult now = result(2.0), before = result(3.0);
+  now.object = "code";
+  EXPECT_EQ(pool.report(beta, "k0", EvaluationResult{}, false, {now, before}),
+            ReportOutcome::Accepted);
+  EXPECT_EQ(pool.report(beta, "k1", EvaluationResult{}, false, {before, now}),
+            ReportOutcome::Accepted);
+  AwaitReply got = pool.await({"k0", "k1"}, nullptr, 0s);
+  ASSERT_EQ(got.status, AwaitStatus::Complete);
+  ASSERT_EQ(got.results[0]->code_results.size(), 2u);
+  EXPECT_EQ(got.results[0]->code_results[0].time_ms, 2.0);
+  EXPECT_EQ(got.results[0]->code_results[0].object, "code");
+  EXPECT_EQ(got.results[1]->code_results[0].time_ms, 3.0);
+  EXPECT_EQ(got.results[1]->host, "beta");
 }
 
 TEST(WorkerPool, AnExpiredLeaseIsRedispatchedToAnotherWorkerAndCounted) {
@@ -560,7 +612,7 @@ TEST(WorkerPool, ReleaseForgetsAFinishedRun) {
 
 /// One job per run of the same evaluation: ids differ, the key is the same.
 PoolJob keyed(const std::string& id, const std::string& key) {
-  return {id, "", kX86, "train", "out.vectorize(x, 8)\n", 250, key};
+  return {id, "", kX86, "train", "out.vectorize(x, 8)\n", 250, key, "", {}};
 }
 
 TEST(WorkerPool, JobsOfOneKeyInSeveralRunsAreMeasuredOnceAndShareTheResult) {

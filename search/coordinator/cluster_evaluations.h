@@ -1,0 +1,54 @@
+// ClusterEvaluations: measurements on the cluster for a client that keeps its own
+// database (the Evaluate call, proto/coordinator.proto): `stipple nightly run
+// --coordinator` times its nights on the workers of each target it ships to (issue #29).
+//
+// Not a run: the coordinator stores nothing of it but the photos (DATA/images, by hash, so
+// that later calls may leave their bytes out). Each call registers its setup, queues one
+// job per entry (a schedule, or a code job: a variant beside its baseline's code, measured
+// in one process), kept for the asked host when one is named (a night is timed on one
+// machine: timings of different hosts never meet in one comparison), and answers when
+// every job has its result. The jobs are forgotten when the call ends, answered or not: a
+// client that goes away (its deadline, a crash) cancels them, and a worker measuring one
+// is told to stop.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+
+#include "proto/coordinator.pb.h"
+#include "search/coordinator/coordinator_service.h"
+#include "search/coordinator/worker_pool.h"
+
+namespace stipple::coordinator {
+
+struct ClusterEvaluationsOptions {
+  std::string data_dir;  // photos kept under DATA/images
+  int max_images = 64;
+  int64_t max_image_pixels = int64_t(40) << 20;
+  int max_runs_per_photo = 100;
+  int max_jobs = 1000;              // per call
+  double max_min_timed_ms = 60000;  // EvaluateRequest.min_timed_ms at most
+};
+
+class ClusterEvaluations {
+ public:
+  ClusterEvaluations(WorkerPool& pool, CoordinatorService& service,
+                     ClusterEvaluationsOptions options);
+
+  /// Checks the request (its pipeline, schedules, photos and limits: INVALID_ARGUMENT;
+  /// photos the coordinator lacks, or no live worker of the target and host:
+  /// FAILED_PRECONDITION), then measures it. Returns CANCELLED when the client went away
+  /// and UNAVAILABLE when `draining` was set first.
+  grpc::Status evaluate(const proto::EvaluateRequest& request,
+                        const grpc::ServerContextBase& context, const std::atomic<bool>& draining,
+                        proto::EvaluateResponse* response);
+
+ private:
+  WorkerPool& pool_;
+  CoordinatorService& service_;
+  ClusterEvaluationsOptions options_;
+  std::atomic<int64_t> next_call_{1};
+};
+
+}  // namespace stipple::coordinator
