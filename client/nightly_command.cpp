@@ -384,14 +384,14 @@ int run_nights(const NightlyRunOptions& opt) {
   // On the cluster: the live workers' hosts by target, asked once (a night of a target
   // whose workers are gone fails then, with the coordinator's reason).
   std::unique_ptr<client::CoordinatorClient> coordinator;
-  std::map<std::string, std::set<std::string>> live_hosts;
+  std::map<std::string, std::map<std::string, proto::Capabilities>> live;  // target, host
   if (opt.cluster()) {
     coordinator = std::make_unique<client::CoordinatorClient>(client_options(opt.connection));
     // A refused token or address is bad input (exit 2); an unreachable coordinator a
     // failure (exit 1), before any night.
     with_coordinator([&] {
       for (const proto::WorkerStatus& w : coordinator->workers()) {
-        if (!w.lost()) live_hosts[w.capabilities().target()].insert(w.capabilities().host());
+        if (!w.lost()) live[w.capabilities().target()][w.capabilities().host()] = w.capabilities();
       }
       return 0;
     });
@@ -421,8 +421,13 @@ int run_nights(const NightlyRunOptions& opt) {
         continue;
       }
       std::string host = opt.host;
+      // The build that measures: this one, or on the cluster the worker's (as it says).
+      std::string stipple_version = STIPPLE_VERSION;
+      std::string code_generator = codegen::code_generator_version();
       if (opt.cluster()) {
-        host = night_host(*db, reg, target, live_hosts[target], opt.host);
+        std::set<std::string> hosts;
+        for (const auto& [name, caps] : live[target]) hosts.insert(name);
+        host = night_host(*db, reg, target, hosts, opt.host);
         if (host.empty()) {
           // A target the pipeline ships to that no worker measured tonight is not a pass.
           fail(reg, target,
@@ -431,6 +436,9 @@ int run_nights(const NightlyRunOptions& opt) {
                    opt.connection.coordinator + " (`stipple workers`)");
           continue;
         }
+        const proto::Capabilities& caps = live[target][host];
+        if (!caps.stipple_version().empty()) stipple_version = caps.stipple_version();
+        if (!caps.code_generator().empty()) code_generator = caps.code_generator();
       }
       const storage::PipelineRecord stored = db->pipeline(reg.pipeline_id).value();
       const std::string file = stored.name + ".stp";
@@ -442,12 +450,10 @@ int run_nights(const NightlyRunOptions& opt) {
         no.budget = opt.budget;
         no.change.min_change = opt.min_change;
         no.change.alpha = opt.alpha;
-        no.stipple_version = STIPPLE_VERSION;
+        no.stipple_version = stipple_version;
         no.host = host;
         no.record = !opt.no_record;
-        // The code generator that made tonight's code: on the cluster the workers'; they
-        // run this Stipple's build (a worker of another build is another deployment).
-        no.llvm_version = codegen::code_generator_version();
+        no.llvm_version = code_generator;
         const auto photos =
             night_photos(search::nightly::registration_photos(*db, reg), reg,
                          opt.cache.empty() ? default_cache_dir("nightly run") : opt.cache);

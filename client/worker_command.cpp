@@ -14,6 +14,7 @@
 
 #include "client/cache_dir.h"
 #include "client/commands.h"
+#include "compiler_core/codegen/jit.h"
 #include "compiler_core/ir/error.h"
 #include "proto/rpc_security.h"
 #include "workers/benchmark_lock.h"
@@ -57,6 +58,8 @@ int run_worker(const WorkerCliOptions& opt) {
   o.cache_max_bytes = opt.cache_max_mib << 20;
   o.capabilities = workers::detect_host_capabilities();
   if (!opt.host.empty()) o.capabilities.host = opt.host;
+  o.capabilities.stipple_version = STIPPLE_VERSION;
+  o.capabilities.code_generator = codegen::code_generator_version();
   const HostCapabilities& c = o.capabilities;
   spdlog::info("worker on {}: {} {}, {} cores, L2 {} KiB, LLC {} KiB, {}-bit vectors; target {}",
                c.host, c.arch, c.cpu, c.cores, c.l2_bytes >> 10, c.llc_bytes >> 10, c.vector_bits,

@@ -21,6 +21,8 @@ proto::Capabilities to_proto(const HostCapabilities& w) {
   gpu->set_target(w.gpu_target);
   gpu->set_absent(w.gpu_absent);
   c.set_target(w.target);
+  c.set_stipple_version(w.stipple_version);
+  c.set_code_generator(w.code_generator);
   return c;
 }
 
@@ -42,6 +44,8 @@ HostCapabilities from_proto(const proto::Capabilities& c) {
   w.gpu_target = c.gpu().target();
   w.gpu_absent = c.gpu().absent();
   w.target = c.target();
+  w.stipple_version = c.stipple_version();
+  w.code_generator = c.code_generator();
   return w;
 }
 

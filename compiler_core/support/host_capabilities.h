@@ -30,6 +30,10 @@ struct HostCapabilities {
   /// host_target_key(): jobs go only to workers whose key equals the job's, so timings of
   /// different machines are never mixed in one front.
   std::string target;
+  /// The worker's build: Stipple's version and its code generator's
+  /// (codegen::code_generator_version()), which the nightly history records with the
+  /// nights measured there. Empty from workers that do not say.
+  std::string stipple_version, code_generator;
 };
 
 }  // namespace stipple

@@ -70,7 +70,15 @@ TEST_F(NightlyCluster, NightsAreTimedOnOneHostBesideTheBaselineNightsCode) {
     const auto nights = store->list_nights(store->find_nightly("blur3x3")->id);
     ASSERT_EQ(nights.size(), 2u);
     EXPECT_EQ(nights[0].host, "alpha");
-    EXPECT_EQ(nights[1].outcome, "passed");
+    // No regression; "unsure" when the machine is too noisy for 30 rounds to say "same"
+    // (tests run in parallel on two cores).
+    EXPECT_TRUE(nights[1].outcome == "passed" || nights[1].outcome == "unsure")
+        << nights[1].outcome;
+    // Recorded with the build of the worker that measured it, as it registered.
+    const proto::Capabilities caps = c.workers()[0].capabilities();
+    EXPECT_FALSE(caps.code_generator().empty());
+    EXPECT_EQ(nights[0].llvm_version, caps.code_generator());
+    EXPECT_EQ(nights[0].stipple_version, caps.stipple_version());
     ASSERT_TRUE(nights[0].retune_run.has_value());
     const auto evaluations = store->run_evaluations(*nights[0].retune_run);
     EXPECT_FALSE(evaluations.empty());
