@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <set>
 #include <stdexcept>
 
 #include "compiler_core/support/content_hash.h"
@@ -40,8 +41,14 @@ proto::EvaluateResponse ClusterEvaluator::call(proto::EvaluateRequest request) {
   for (const proto::EvaluateJob& job : request.jobs()) requests += std::max(1, job.code_size());
   const double timeout_s = 60 + requests * options_.job_seconds;
   auto with_photos = [&](bool bytes) {
+    // Each photo's bytes once: a photo in both splits (no test photos of its own) is
+    // found by its hash the second time.
     request.clear_image_contents();
-    for (const std::string& photo : photos_) request.add_image_contents(bytes ? photo : "");
+    std::set<std::string> sent;
+    for (size_t i = 0; i < photos_.size(); ++i) {
+      const bool first = sent.insert(request.images(int(i)).sha256()).second;
+      request.add_image_contents(bytes && first ? photos_[i] : "");
+    }
   };
   with_photos(!photos_sent_);
   proto::EvaluateResponse response;

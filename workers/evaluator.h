@@ -80,7 +80,8 @@ struct CodeRequest {
   /// Requests of one group are measured in one process, one after the other in the order
   /// given: what is compared with each other must be (between two processes a time moves
   /// by more than the changes looked for). LocalEvaluator measures every request in one
-  /// process; the cluster's evaluator sends one job per group.
+  /// process (but for those after a request that crashed or hung: its child is replaced);
+  /// the cluster's evaluator sends one job per group.
   int group = 0;
 };
 

@@ -2,9 +2,10 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <set>
+#include <random>
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
@@ -46,7 +47,13 @@ class CallRun {
 
 ClusterEvaluations::ClusterEvaluations(WorkerPool& pool, CoordinatorService& service,
                                        ClusterEvaluationsOptions options)
-    : pool_(pool), service_(service), options_(std::move(options)) {}
+    : pool_(pool), service_(service), options_(std::move(options)) {
+  // Job ids unique across coordinator processes: a worker still reporting a job of a
+  // process before a restart must never have its result taken for a new call's job.
+  std::random_device random;
+  const uint64_t nonce = (uint64_t(random()) << 32) | random();
+  call_prefix_ = "evaluate-" + std::to_string(nonce) + "-";
+}
 
 grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
                                           const grpc::ServerContextBase& context,
@@ -76,7 +83,8 @@ grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
     }
     if (!std::isfinite(request.give_up_ms()) || request.give_up_ms() < 0)
       refuse(StatusCode::INVALID_ARGUMENT, "give_up_ms must be a time >= 0");
-    if (request.threads() < 0) refuse(StatusCode::INVALID_ARGUMENT, "threads must be >= 0");
+    if (request.threads() < 0 || request.threads() > 1024)
+      refuse(StatusCode::INVALID_ARGUMENT, "threads must be 0 to 1024");
     if (request.images_size() != request.image_contents_size())
       refuse(StatusCode::INVALID_ARGUMENT, "images and image_contents differ in length");
     if (request.images_size() > options_.max_images) {
@@ -85,6 +93,13 @@ grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
                                                std::to_string(options_.max_images));
     }
     const Pipeline pipeline = compile_pipeline(request.pipeline_source(), request.pipeline_file());
+    int requests = 0;  // each costs a compile check here and a measurement there
+    for (const proto::EvaluateJob& j : request.jobs()) requests += std::max(1, j.code_size());
+    if (requests > options_.max_jobs) {
+      refuse(StatusCode::INVALID_ARGUMENT, std::to_string(requests) +
+                                               " measurements; the limit is " +
+                                               std::to_string(options_.max_jobs) + " a call");
+    }
     std::vector<PoolJob> jobs;
     for (int i = 0; i < request.jobs_size(); ++i) {
       const proto::EvaluateJob& j = request.jobs(i);
@@ -148,20 +163,30 @@ grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
       refuse(StatusCode::INVALID_ARGUMENT, "no photo of split " + request.split());
 
     // ---- someone to measure it ----
-    bool live = false;
-    for (const WorkerInfo& w : pool_.snapshot().workers) {
-      live |= !w.lost && w.capabilities.target == request.target() &&
-              (request.host().empty() || w.capabilities.host == request.host());
-    }
-    if (!live) {
-      refuse(StatusCode::FAILED_PRECONDITION,
-             "no worker of target " + request.target() +
-                 (request.host().empty() ? "" : " on host " + request.host()) +
-                 " is registered; start one there");
+    // A code job needs a worker of this build or later: older ones do not know code jobs
+    // (they register no version).
+    const bool code_jobs =
+        std::any_of(jobs.begin(), jobs.end(), [](const PoolJob& j) { return !j.code.empty(); });
+    auto live = [&] {
+      for (const WorkerInfo& w : pool_.snapshot().workers) {
+        if (!w.lost && w.capabilities.target == request.target() &&
+            (request.host().empty() || w.capabilities.host == request.host()) &&
+            (!code_jobs || !w.capabilities.stipple_version.empty())) {
+          return true;
+        }
+      }
+      return false;
+    };
+    const std::string where =
+        "target " + request.target() + (request.host().empty() ? "" : " on host " + request.host());
+    if (!live()) {
+      refuse(StatusCode::FAILED_PRECONDITION, "no worker of " + where +
+                                                  (code_jobs ? " that measures code jobs" : "") +
+                                                  " is registered; start one there");
     }
 
     // ---- measure ----
-    CallRun run(pool_, service_, "evaluate-" + std::to_string(next_call_++),
+    CallRun run(pool_, service_, call_prefix_ + std::to_string(next_call_++),
                 service_.add_setup(setup));
     std::vector<std::string> ids;
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -170,14 +195,28 @@ grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
     }
     pool_.submit(run.id(), jobs);
     AwaitReply reply;
+    auto last_live = std::chrono::steady_clock::now();
     for (;;) {
       reply = pool_.await(ids, &draining, kPoll);
       if (reply.status != AwaitStatus::TimedOut) break;
       if (context.IsCancelled()) {
         return {StatusCode::CANCELLED, "the client went away; its jobs were cancelled"};
       }
+      // Jobs kept for a host whose workers are gone have no other taker: say so rather
+      // than keep the client waiting until its deadline.
+      const auto now = std::chrono::steady_clock::now();
+      if (live()) {
+        last_live = now;
+      } else if (now - last_live > options_.orphan_after) {
+        refuse(StatusCode::UNAVAILABLE,
+               "no live worker of " + where + " for " +
+                   std::to_string(
+                       std::chrono::duration_cast<std::chrono::seconds>(options_.orphan_after)
+                           .count()) +
+                   " s; its jobs were cancelled");
+      }
     }
-    if (draining || reply.status == AwaitStatus::Cancelled)
+    if (reply.status == AwaitStatus::Cancelled)
       refuse(StatusCode::UNAVAILABLE, "the coordinator is shutting down; ask again");
     if (reply.status != AwaitStatus::Complete)
       refuse(StatusCode::INTERNAL, std::string("the jobs ended ") + to_string(reply.status));

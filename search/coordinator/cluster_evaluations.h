@@ -13,6 +13,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -27,8 +28,11 @@ struct ClusterEvaluationsOptions {
   int max_images = 64;
   int64_t max_image_pixels = int64_t(40) << 20;
   int max_runs_per_photo = 100;
-  int max_jobs = 1000;              // per call
+  int max_jobs = 1000;              // measurements per call (a code job's requests each)
   double max_min_timed_ms = 60000;  // EvaluateRequest.min_timed_ms at most
+  /// A call whose target (and host) has had no live worker for this long is answered
+  /// UNAVAILABLE: jobs kept for a host have no other taker.
+  std::chrono::milliseconds orphan_after{std::chrono::seconds(30)};
 };
 
 class ClusterEvaluations {
@@ -48,6 +52,7 @@ class ClusterEvaluations {
   WorkerPool& pool_;
   CoordinatorService& service_;
   ClusterEvaluationsOptions options_;
+  std::string call_prefix_;  // "evaluate-NONCE-": job ids differ between processes
   std::atomic<int64_t> next_call_{1};
 };
 

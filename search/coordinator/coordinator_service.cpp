@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -266,6 +267,15 @@ grpc::Status CoordinatorService::register_worker(const proto::RegisterWorkerRequ
   if (c.target().empty() || c.host().empty()) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "capabilities need a host and a target key"};
   }
+  // Names, shown and matched as they are (a job kept for a host is queued under the
+  // target and the host): no control characters.
+  auto printable = [](const std::string& s) {
+    return std::none_of(s.begin(), s.end(),
+                        [](char ch) { return std::iscntrl(static_cast<unsigned char>(ch)); });
+  };
+  if (!printable(c.target()) || !printable(c.host())) {
+    return {grpc::StatusCode::INVALID_ARGUMENT, "the host or target key has control characters"};
+  }
   if (c.cores() < 0 || c.l2_cache_bytes() < 0 || c.last_level_cache_bytes() < 0) {
     return {grpc::StatusCode::INVALID_ARGUMENT, "negative core count or cache size"};
   }
@@ -430,7 +440,8 @@ grpc::Status CoordinatorService::report_results(const proto::ReportResultsReques
       case coordinator::ReportOutcome::Duplicate: ++duplicates; break;
       case coordinator::ReportOutcome::UnknownJob:
       case coordinator::ReportOutcome::UnknownWorker:
-      case coordinator::ReportOutcome::NotLeased: ++unknown; break;
+      case coordinator::ReportOutcome::NotLeased:
+      case coordinator::ReportOutcome::Mismatched: ++unknown; break;
     }
   }
   response->set_accepted(accepted);

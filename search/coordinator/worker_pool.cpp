@@ -36,6 +36,7 @@ const char* to_string(ReportOutcome outcome) {
     case ReportOutcome::UnknownJob: return "unknown job";
     case ReportOutcome::UnknownWorker: return "unknown worker";
     case ReportOutcome::NotLeased: return "not leased";
+    case ReportOutcome::Mismatched: return "mismatched code results";
   }
   return "?";
 }
@@ -175,6 +176,10 @@ ReportOutcome WorkerPool::report(const std::string& worker_id, const std::string
   if (!lessee && !(forgotten_lease && may_take)) {
     return ReportOutcome::NotLeased;
   }
+  const bool parts_fit = job->job.code.empty() ? code_results.empty()
+                                               : code_results.size() == job->job.code.size() ||
+                                                     (code_results.empty() && !result.ok());
+  if (!parts_fit) return ReportOutcome::Mismatched;
   if (job->state == JobState::Done) {
     ++counters_.duplicates;
     ++runs_.at(job->job.run_id).counters.duplicates;

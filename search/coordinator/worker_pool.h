@@ -99,6 +99,8 @@ enum class ReportOutcome {
   NotLeased,      // the worker never held a lease on this job (its timings may be of
                   // another machine), or says it did before a restart but is of another
                   // target: ignored
+  Mismatched,     // its code results do not match the job's requests (one each for an ok
+                  // code job, none for a schedule's): ignored
 };
 const char* to_string(ReportOutcome outcome);
 
@@ -110,7 +112,8 @@ struct JobResult {
   /// The result of another job of the same key (another run's measurement), not one made
   /// for this job.
   bool shared = false;
-  /// A code job's results, one per request (`result` is then the job's own: ok).
+  /// A code job's results, one per request; none when the job failed as a whole (its
+  /// setup could not be measured there: `result` says why).
   std::vector<workers::EvaluationResult> code_results;
 };
 
@@ -196,7 +199,8 @@ class WorkerPool {
   /// the queue, or the other worker's copy becomes a duplicate). Only a worker that held a
   /// lease on the job may report it, unless `forgotten_lease`: the worker held one under
   /// an id a previous coordinator gave it, and is accepted if it is of the job's target.
-  /// A code job's results come as `code_results`, one per request.
+  /// A code job's results come as `code_results`, one per request (none with a failed
+  /// `result`); others are Mismatched.
   ReportOutcome report(const std::string& worker_id, const std::string& job_id,
                        const workers::EvaluationResult& result, bool forgotten_lease = false,
                        std::vector<workers::EvaluationResult> code_results = {});

@@ -76,8 +76,10 @@ class ClusterEvaluationsTest : public ::testing::Test {
     so.pool = po;
     so.max_lease_wait = 1s;
     service_ = std::make_unique<CoordinatorService>(*pool_, so);
-    evaluations_ =
-        std::make_unique<ClusterEvaluations>(*pool_, *service_, ClusterEvaluationsOptions{data_});
+    ClusterEvaluationsOptions eo;
+    eo.data_dir = data_;
+    eo.orphan_after = 1s;
+    evaluations_ = std::make_unique<ClusterEvaluations>(*pool_, *service_, eo);
     calls_ = std::make_unique<EvaluateOnly>(*evaluations_);
     service_->set_client_calls(calls_.get());
     grpc::ServerBuilder builder;
@@ -100,11 +102,13 @@ class ClusterEvaluationsTest : public ::testing::Test {
     c->set_deadline(std::chrono::system_clock::now() + deadline);
     return c;
   }
-  std::string register_worker(const std::string& host) {
+  /// A worker of this build (it says its version) unless `version` is empty.
+  std::string register_worker(const std::string& host, const std::string& version = "0.1") {
     proto::RegisterWorkerRequest req;
     req.mutable_capabilities()->set_host(host);
     req.mutable_capabilities()->set_arch("x86_64");
     req.mutable_capabilities()->set_target(kTarget);
+    req.mutable_capabilities()->set_stipple_version(version);
     proto::RegisterWorkerResponse resp;
     EXPECT_TRUE(stub_->RegisterWorker(ctx().get(), req, &resp).ok());
     return resp.worker_id();
@@ -274,6 +278,36 @@ TEST_F(ClusterEvaluationsTest, BadRequestsAreRefusedBeforeAnythingIsQueued) {
   bad.set_target("");
   EXPECT_EQ(evaluate(bad, &out).error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(pool_->snapshot().counters.queued, 0);
+}
+
+TEST_F(ClusterEvaluationsTest, CodeJobsNeedAWorkerThatKnowsThemAndOneThatStaysUp) {
+  // A worker of an older build (no version) does not know code jobs: refused at once.
+  const std::string old = register_worker("alpha", "");
+  proto::EvaluateResponse out;
+  grpc::Status st = evaluate(request("alpha"), &out);
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_NE(st.error_message().find("measures code jobs"), std::string::npos) << st.error_message();
+
+  // The host's worker goes away while its job waits: answered within the orphan time,
+  // not at the client's deadline, and the job is gone.
+  const std::string beta = register_worker("beta");
+  auto call = std::async(std::launch::async, [&] { return evaluate(request("beta"), &out); });
+  ASSERT_TRUE(wait_for([&] { return pool_->snapshot().counters.queued == 1; }, 5s));
+  pool_->worker_gone(beta);
+  const auto start = std::chrono::steady_clock::now();
+  st = call.get();
+  EXPECT_EQ(st.error_code(), grpc::StatusCode::UNAVAILABLE) << st.error_message();
+  EXPECT_NE(st.error_message().find("host beta"), std::string::npos) << st.error_message();
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 5s);
+  EXPECT_EQ(pool_->snapshot().counters.queued, 0);
+
+  // Names with control characters would alias a host's queue: refused.
+  proto::RegisterWorkerRequest req;
+  req.mutable_capabilities()->set_host("alpha");
+  req.mutable_capabilities()->set_target(kTarget + "\nbeta");
+  proto::RegisterWorkerResponse resp;
+  EXPECT_EQ(stub_->RegisterWorker(ctx().get(), req, &resp).error_code(),
+            grpc::StatusCode::INVALID_ARGUMENT);
 }
 
 TEST_F(ClusterEvaluationsTest, AClientThatGoesAwayLeavesNoJobBehind) {

@@ -161,6 +161,11 @@ TEST(WorkerPool, JobsKeptForAHostGoOnlyToItsWorkersAndCarryTheirCodeResults) {
 
   EvaluationResult now = result(2.0), before = result(3.0);
   now.object = "code";
+  // Parts that do not match the requests (one short, or any for a schedule's job) are
+  // not taken.
+  EXPECT_EQ(pool.report(beta, "k0", EvaluationResult{}, false, {now}), ReportOutcome::Mismatched);
+  EXPECT_EQ(pool.report(alpha, "any0", result(1.0), false, {now}), ReportOutcome::Mismatched);
+  EXPECT_EQ(pool.report(alpha, "any0", result(1.0)), ReportOutcome::Accepted);
   EXPECT_EQ(pool.report(beta, "k0", EvaluationResult{}, false, {now, before}),
             ReportOutcome::Accepted);
   EXPECT_EQ(pool.report(beta, "k1", EvaluationResult{}, false, {before, now}),
