@@ -1,0 +1,32 @@
+# `cmake --install build [--prefix DIR]`: the command line, its evaluator child and the
+# runtime library that ahead-of-time compiled pipelines link, with a CMake package so that
+# a user's project builds pipelines as part of its own build (issue #30):
+#
+#   find_package(Stipple REQUIRED)                       # -DCMAKE_PREFIX_PATH=DIR
+#   stipple_add_pipeline(blur FROM blur.stp SCHEDULE blur.sched)
+#   target_link_libraries(app PRIVATE blur)              # app includes "blur.h"
+#
+# Layout: bin/stipple, bin/stipple-evaluator (found beside stipple), lib/libstipple_runtime.a,
+# lib/cmake/Stipple/. The runtime is installed as a file and imported by the package
+# rather than exported as a target: generated code needs only its C entry points, not
+# the compiler libraries its CMake target links for the JIT's buffers.
+include(GNUInstallDirs)
+include(CMakePackageConfigHelpers)
+
+# As built: their run path names Debian's LLVM 14 (/usr/lib/llvm-14/lib), which is where
+# an installed Stipple finds it too (install(TARGETS) would try to rewrite it and fail on
+# the linker's form of it).
+install(PROGRAMS $<TARGET_FILE:stipple> $<TARGET_FILE:stipple-evaluator>
+        DESTINATION ${CMAKE_INSTALL_BINDIR})
+install(FILES $<TARGET_FILE:stipple_runtime> DESTINATION ${CMAKE_INSTALL_LIBDIR})
+
+set(STIPPLE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Stipple)
+configure_package_config_file(cmake/StippleConfig.cmake.in
+  ${CMAKE_CURRENT_BINARY_DIR}/StippleConfig.cmake
+  INSTALL_DESTINATION ${STIPPLE_CMAKE_DIR}
+  PATH_VARS CMAKE_INSTALL_BINDIR CMAKE_INSTALL_LIBDIR)
+write_basic_package_version_file(${CMAKE_CURRENT_BINARY_DIR}/StippleConfigVersion.cmake
+  VERSION ${PROJECT_VERSION} COMPATIBILITY SameMinorVersion)
+install(FILES ${CMAKE_CURRENT_BINARY_DIR}/StippleConfig.cmake
+              ${CMAKE_CURRENT_BINARY_DIR}/StippleConfigVersion.cmake
+        DESTINATION ${STIPPLE_CMAKE_DIR})

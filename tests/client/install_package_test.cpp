@@ -1,0 +1,88 @@
+// The installed package (cmake/install.cmake, issue #30) as a user's project uses it:
+// `cmake --install` of this build into a temporary prefix, then an out-of-tree CMake
+// project that finds it (find_package(Stipple)), compiles a benchmark pipeline under its
+// hand schedule at build time (stipple_add_pipeline) and links aot_driver.c against it;
+// the program's output equals the reference evaluator's bit for bit. A changed schedule
+// compiles the pipeline again; a bad pipeline fails the user's build with its
+// file:line:col.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "tests/client/aot_check.h"
+#include "tests/client/shell.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using stipple::testing_cli::Result;
+using stipple::testing_cli::shell;
+using stipple::testing_cli::source;
+
+class InstallPackage : public stipple::testing_cli::CommandTest {
+ protected:
+  /// Installs this build into PREFIX and writes a consumer project compiling `stp` under
+  /// `schedule` as aot_pipeline.
+  void SetUp() override {
+    CommandTest::SetUp();
+    Result installed = shell(std::string(STIPPLE_CMAKE) + " --install " + STIPPLE_BUILD_DIR +
+                             " --prefix " + path("prefix"));
+    ASSERT_EQ(installed.exit_code, 0) << installed.output;
+  }
+  Result build(const std::string& stp, const std::string& schedule) {
+    fs::create_directories(path("app"));
+    write("app/CMakeLists.txt",
+          "cmake_minimum_required(VERSION 3.20)\n"
+          "project(app C)\n"
+          "find_package(Stipple 0.1 REQUIRED)\n"
+          "stipple_add_pipeline(aot_pipeline FROM " +
+              stp + " SCHEDULE " + schedule +
+              ")\n"
+              "add_executable(driver " +
+              source("tests/client/aot_driver.c") +
+              ")\n"
+              "target_compile_options(driver PRIVATE -Wall -Wextra -Werror)\n"
+              "target_link_libraries(driver PRIVATE aot_pipeline)\n");
+    const std::string cmake = STIPPLE_CMAKE;
+    Result configured = shell(cmake + " -S " + path("app") + " -B " + path("app/build") +
+                              " -DCMAKE_C_COMPILER=" + STIPPLE_C_COMPILER +
+                              " -DCMAKE_PREFIX_PATH=" + path("prefix"));
+    if (configured.exit_code != 0) return configured;
+    return shell(cmake + " --build " + path("app/build"));
+  }
+};
+
+TEST_F(InstallPackage, AUsersProjectBuildsAndLinksATunedPipelineThatMatchesTheEvaluator) {
+  ASSERT_TRUE(fs::exists(path("prefix/bin/stipple")));
+  ASSERT_TRUE(fs::exists(path("prefix/bin/stipple-evaluator")));
+  const std::string schedule = path("blur.sched");
+  fs::copy_file(source("datasets/pipelines/two_pass_blur.sched"), schedule);
+  Result built = build(source("datasets/pipelines/two_pass_blur.stp"), schedule);
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  EXPECT_NE(built.output.find("Compiling pipeline aot_pipeline with Stipple"), std::string::npos)
+      << built.output;
+  const std::string driver = path("app/build/driver");
+  ASSERT_TRUE(fs::exists(driver)) << built.output;
+  stipple::testing_cli::expect_matches_evaluator(driver, dir_.string(), "two_pass_blur",
+                                                 stipple::testing_cli::random_image(97, 61, 3, 7),
+                                                 {}, "", 0, 0, 97, 61);
+
+  // Nothing changed: nothing compiled again. The schedule changed: compiled again.
+  Result again = shell(std::string(STIPPLE_CMAKE) + " --build " + path("app/build"));
+  EXPECT_EQ(again.output.find("Compiling pipeline"), std::string::npos) << again.output;
+  std::ofstream(schedule, std::ios::app) << "# tuned again\n";
+  again = shell(std::string(STIPPLE_CMAKE) + " --build " + path("app/build"));
+  EXPECT_EQ(again.exit_code, 0) << again.output;
+  EXPECT_NE(again.output.find("Compiling pipeline"), std::string::npos) << again.output;
+}
+
+TEST_F(InstallPackage, ABadPipelineFailsTheUsersBuildWithItsLocation) {
+  const std::string stp = write("bad.stp", "input in: f32(x, y, c)\nout(x, y, c) = in(x, y) +\n");
+  Result built = build(stp, source("datasets/pipelines/two_pass_blur.sched"));
+  EXPECT_NE(built.exit_code, 0) << built.output;
+  EXPECT_NE(built.output.find("bad.stp:"), std::string::npos) << built.output;
+}
+
+}  // namespace
