@@ -41,6 +41,12 @@ CommandRunner add_workers_command(CLI::App& app) {
                       double(c.last_level_cache_bytes()) / (1 << 20), state, heard,
                       static_cast<long long>(w.jobs_completed()), c.target().c_str());
         std::cout << line;
+        // The build that measures: workers of another build compile the same schedules
+        // differently, and the nightly history records it.
+        std::cout << "       build: stipple "
+                  << (c.stipple_version().empty() ? "(not said: older than 0.1)"
+                                                  : c.stipple_version())
+                  << (c.code_generator().empty() ? "" : ", " + c.code_generator()) << "\n";
         const proto::Gpu& g = c.gpu();
         if (!g.model().empty()) {
           std::snprintf(line, sizeof line,

@@ -40,6 +40,10 @@ TEST_F(NightlyCluster, NightsAreTimedOnOneHostBesideTheBaselineNightsCode) {
   ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s));
   Process beta = start_worker(address, {"--host", "beta", "--compile-jobs", "1"});
   ASSERT_TRUE(wait_until([&] { return c.workers().size() == 2; }, 20s));
+  // Each worker says which build measures there (the nights record it).
+  Result listed = stipple("workers --coordinator " + address);
+  EXPECT_NE(listed.output.find("build: stipple " STIPPLE_VERSION), std::string::npos)
+      << listed.output;
 
   ASSERT_EQ(ship(source("datasets/pipelines/blur3x3.sched")).exit_code, 0);
   // The first night re-tunes a little too: schedules measured on the cluster, stored here.
