@@ -1,8 +1,9 @@
 // The installed package (cmake/install.cmake, issue #30) as a user's project uses it:
 // `cmake --install` of this build into a temporary prefix, then an out-of-tree CMake
 // project that finds it (find_package(Stipple)), compiles a benchmark pipeline under its
-// hand schedule at build time (stipple_add_pipeline) and links aot_driver.c against it;
-// the program's output equals the reference evaluator's bit for bit. A changed schedule
+// hand schedule, or a variant of a tuned run in a database, at build time
+// (stipple_add_pipeline) and links aot_driver.c against it; the program's output equals
+// the reference evaluator's bit for bit. A changed schedule
 // compiles the pipeline again; a bad pipeline fails the user's build with its
 // file:line:col.
 #include <gtest/gtest.h>
@@ -23,28 +24,34 @@ using stipple::testing_cli::source;
 
 class InstallPackage : public stipple::testing_cli::CommandTest {
  protected:
-  /// Installs this build into PREFIX and writes a consumer project compiling `stp` under
-  /// `schedule` as aot_pipeline.
+  /// Installs this build into PREFIX.
   void SetUp() override {
     CommandTest::SetUp();
     Result installed = shell(std::string(STIPPLE_CMAKE) + " --install " + STIPPLE_BUILD_DIR +
                              " --prefix " + path("prefix"));
     ASSERT_EQ(installed.exit_code, 0) << installed.output;
   }
+  /// A project compiling `stp` under `schedule` as aot_pipeline.
   Result build(const std::string& stp, const std::string& schedule) {
+    return build_project("FROM " + stp + " SCHEDULE " + schedule);
+  }
+  /// A project whose program (aot_driver.c) links stipple_add_pipeline(aot_pipeline
+  /// `what`), configured and built.
+  Result build_project(const std::string& what) {
     fs::create_directories(path("app"));
-    write("app/CMakeLists.txt",
-          "cmake_minimum_required(VERSION 3.20)\n"
-          "project(app C)\n"
-          "find_package(Stipple 0.1 REQUIRED)\n"
-          "stipple_add_pipeline(aot_pipeline FROM " +
-              stp + " SCHEDULE " + schedule +
-              ")\n"
-              "add_executable(driver " +
-              source("tests/client/aot_driver.c") +
-              ")\n"
-              "target_compile_options(driver PRIVATE -Wall -Wextra -Werror)\n"
-              "target_link_libraries(driver PRIVATE aot_pipeline)\n");
+    const std::string project =
+        "cmake_minimum_required(VERSION 3.20)\n"
+        "project(app C)\n"
+        "find_package(Stipple 0.1 REQUIRED)\n"
+        "stipple_add_pipeline(aot_pipeline " +
+        what +
+        ")\n"
+        "add_executable(driver " +
+        source("tests/client/aot_driver.c") +
+        ")\n"
+        "target_compile_options(driver PRIVATE -Wall -Wextra -Werror)\n"
+        "target_link_libraries(driver PRIVATE aot_pipeline)\n";
+    write("app/CMakeLists.txt", project);
     const std::string cmake = STIPPLE_CMAKE;
     Result configured = shell(cmake + " -S " + path("app") + " -B " + path("app/build") +
                               " -DCMAKE_C_COMPILER=" + STIPPLE_C_COMPILER +
@@ -76,6 +83,21 @@ TEST_F(InstallPackage, AUsersProjectBuildsAndLinksATunedPipelineThatMatchesTheEv
   again = shell(std::string(STIPPLE_CMAKE) + " --build " + path("app/build"));
   EXPECT_EQ(again.exit_code, 0) << again.output;
   EXPECT_NE(again.output.find("Compiling pipeline"), std::string::npos) << again.output;
+}
+
+TEST_F(InstallPackage, AVariantOfATunedRunInADatabaseIsBuiltIntoTheUsersProgram) {
+  // A short exact tune: its front's variants compute what the evaluator does, bit for bit.
+  Result tuned = stipple::testing_cli::stipple(
+      "tune " + source("datasets/pipelines/two_pass_blur.stp") + " --exact --budget 4 --images " +
+      source("datasets/fixtures/natural-high-64x48.png") + " --db " + path("t.db"));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  Result built = build_project("DATABASE " + path("t.db") + " RUN 1 VARIANT 0");
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+  stipple::testing_cli::expect_matches_evaluator(
+      path("app/build/driver"), dir_.string(), "two_pass_blur",
+      stipple::testing_cli::random_image(64, 48, 3, 11), {}, "", 0, 0, 64, 48);
+  // A variant the front does not have fails the build, saying so.
+  EXPECT_NE(build_project("DATABASE " + path("t.db") + " RUN 1 VARIANT 99").exit_code, 0);
 }
 
 TEST_F(InstallPackage, ABadPipelineFailsTheUsersBuildWithItsLocation) {
