@@ -374,6 +374,14 @@ int run_nights(const NightlyRunOptions& opt) {
                     " (`stipple nightly add`)");
   }
   const std::string here = this_host_target();
+  if (!opt.target.empty() &&
+      std::none_of(regs.begin(), regs.end(), [&](const storage::NightlyRecord& r) {
+        return std::find(r.targets.begin(), r.targets.end(), opt.target) != r.targets.end();
+      })) {
+    throw UserError("--target " + opt.target + ": no registration" +
+                    (opt.only.empty() ? "" : " named by --only") +
+                    " ships to it (`stipple nightly list` shows their targets)");
+  }
   if (!opt.target.empty() && !opt.cluster() && opt.target != here) {
     throw UserError("--target " + opt.target + ": this host is " + here +
                     "; measure another target on the cluster (--coordinator)");
@@ -390,7 +398,15 @@ int run_nights(const NightlyRunOptions& opt) {
     // A refused token or address is bad input (exit 2); an unreachable coordinator a
     // failure (exit 1), before any night.
     with_coordinator([&] {
-      for (const proto::WorkerStatus& w : coordinator->workers()) {
+      std::vector<proto::WorkerStatus> workers;
+      try {
+        workers = coordinator->workers();
+      } catch (const client::RpcError& e) {
+        if (e.bad_input()) throw;
+        throw std::runtime_error("cannot reach the coordinator at " + opt.connection.coordinator +
+                                 " (" + e.what() + ")");
+      }
+      for (const proto::WorkerStatus& w : workers) {
         if (!w.lost()) live[w.capabilities().target()][w.capabilities().host()] = w.capabilities();
       }
       return 0;

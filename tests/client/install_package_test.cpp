@@ -105,6 +105,10 @@ TEST_F(InstallPackage, ABadPipelineFailsTheUsersBuildWithItsLocation) {
   Result built = build(stp, source("datasets/pipelines/two_pass_blur.sched"));
   EXPECT_NE(built.exit_code, 0) << built.output;
   EXPECT_NE(built.output.find("bad.stp:"), std::string::npos) << built.output;
+  // A file that is not there is named when the project is configured.
+  built = build_project("FROM " + path("nothere.stp"));
+  EXPECT_NE(built.exit_code, 0);
+  EXPECT_NE(built.output.find("no such file"), std::string::npos) << built.output;
 }
 
 }  // namespace

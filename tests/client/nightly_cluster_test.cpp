@@ -123,8 +123,18 @@ TEST_F(NightlyCluster, ATargetWithoutALiveWorkerFailsTheNight) {
   EXPECT_EQ(elsewhere.exit_code, 1) << elsewhere.output;
   EXPECT_NE(elsewhere.output.find("on host gamma"), std::string::npos) << elsewhere.output;
 
+  // A target no registration ships to is bad input.
+  Result nowhere = night(address, 0, " --target x86_64-other-00000000");
+  EXPECT_EQ(nowhere.exit_code, 2) << nowhere.output;
+  EXPECT_NE(nowhere.output.find("ships to it"), std::string::npos)
+      << nowhere.output;
+
   // Locally, another target than this host's is bad input.
-  Result local = stipple("nightly run --target x86_64-other-00000000 --only blur3x3" + db());
+  ASSERT_EQ(ship(source("datasets/pipelines/blur3x3.sched"),
+                 " --name other --target x86_64-other-00000000")
+                .exit_code,
+            0);
+  Result local = stipple("nightly run --target x86_64-other-00000000 --only other" + db());
   EXPECT_EQ(local.exit_code, 2) << local.output;
   EXPECT_NE(local.output.find("--coordinator"), std::string::npos) << local.output;
 }
