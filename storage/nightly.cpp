@@ -8,11 +8,12 @@
 namespace stipple::storage {
 namespace {
 
-// The registration's columns, its pipeline's name and its set's photo count, in the order
+// The registration's columns, its pipeline's name and its set's photo count (distinct
+// photos: one photo may be both the training and the test photo), in the order
 // read_nightly reads them.
 constexpr const char* kSelectNightly = R"sql(
   SELECT n.id, n.name, n.pipeline_id, n.dataset_id, p.name,
-         (SELECT COUNT(*) FROM images i WHERE i.dataset_id = n.dataset_id),
+         (SELECT COUNT(DISTINCT i.sha256) FROM images i WHERE i.dataset_id = n.dataset_id),
          n.width, n.height, n.schedule, n.variant, n.run_id, n.created_at, n.source_run
   FROM nightly n JOIN pipelines p ON p.id = n.pipeline_id)sql";
 

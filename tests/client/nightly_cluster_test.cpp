@@ -71,6 +71,8 @@ TEST_F(NightlyCluster, NightsAreTimedOnOneHostBesideTheBaselineNightsCode) {
   // The re-tune's evaluations are in the client's database, recorded for alpha.
   {
     auto store = storage::Database::open(path("n.db"));
+    // One photo, training and test at once: one photo, as `nightly add` said.
+    EXPECT_EQ(store->find_nightly("blur3x3")->images, 1);
     const auto nights = store->list_nights(store->find_nightly("blur3x3")->id);
     ASSERT_EQ(nights.size(), 2u);
     EXPECT_EQ(nights[0].host, "alpha");
