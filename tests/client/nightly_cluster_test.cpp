@@ -128,8 +128,7 @@ TEST_F(NightlyCluster, ATargetWithoutALiveWorkerFailsTheNight) {
   // A target no registration ships to is bad input.
   Result nowhere = night(address, 0, " --target x86_64-other-00000000");
   EXPECT_EQ(nowhere.exit_code, 2) << nowhere.output;
-  EXPECT_NE(nowhere.output.find("ships to it"), std::string::npos)
-      << nowhere.output;
+  EXPECT_NE(nowhere.output.find("ships to it"), std::string::npos) << nowhere.output;
 
   // Locally, another target than this host's is bad input.
   ASSERT_EQ(ship(source("datasets/pipelines/blur3x3.sched"),
