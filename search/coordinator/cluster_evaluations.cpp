@@ -1,5 +1,7 @@
 #include "search/coordinator/cluster_evaluations.h"
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -16,6 +18,10 @@
 
 namespace stipple::coordinator {
 namespace {
+
+/// Setups remembered (by content) at most: a coordinator serves a few nightly
+/// registrations, each the same setup every round and every night.
+constexpr size_t kMaxKnownSetups = 256;
 
 /// How often a waiting call looks whether its client went away or the server drains.
 constexpr std::chrono::milliseconds kPoll{200};
@@ -55,6 +61,82 @@ ClusterEvaluations::ClusterEvaluations(WorkerPool& pool, CoordinatorService& ser
   call_prefix_ = "evaluate-" + std::to_string(nonce) + "-";
 }
 
+ClusterEvaluations::KnownSetup ClusterEvaluations::known_setup(
+    const proto::EvaluateRequest& request) {
+  using grpc::StatusCode;
+  // What the setup is made of, the call's jobs, target and photo bytes left out.
+  proto::EvaluateRequest content;
+  content.set_pipeline_source(request.pipeline_source());
+  content.set_pipeline_file(request.pipeline_file());
+  *content.mutable_params() = request.params();
+  *content.mutable_images() = request.images();
+  for (int i = 0; i < content.images_size(); ++i) {  // a photo sent without its hash
+    if (content.images(i).sha256().empty())
+      content.mutable_images(i)->set_sha256(sha256_hex(request.image_contents(i)));
+  }
+  content.set_runs(request.runs());
+  content.set_min_timed_ms(request.min_timed_ms());
+  content.set_threads(request.threads());
+  content.set_output_digests(request.output_digests());
+  std::string bytes;
+  {
+    google::protobuf::io::StringOutputStream stream(&bytes);
+    google::protobuf::io::CodedOutputStream coded(&stream);
+    coded.SetSerializationDeterministic(true);  // the params map in a stable order
+    content.SerializeToCodedStream(&coded);
+  }
+  const std::string key = sha256_hex(bytes);
+  {
+    std::lock_guard lock(mu_);
+    if (auto it = known_.find(key); it != known_.end()) return it->second;
+  }
+
+  KnownSetup known;
+  known.pipeline = std::make_shared<const Pipeline>(
+      compile_pipeline(request.pipeline_source(), request.pipeline_file()));
+  // The photos: sent ones kept, the others found by hash.
+  workers::EvaluationSetup setup;
+  setup.pipeline_source = request.pipeline_source();
+  setup.pipeline_file = request.pipeline_file();
+  for (const auto& [name, value] : request.params()) setup.params[name] = value;
+  setup.runs = request.runs();
+  setup.min_timed_ms = request.min_timed_ms();
+  setup.threads = request.threads();
+  setup.output_digests = request.output_digests();
+  std::vector<std::string> missing;
+  for (int i = 0; i < request.images_size(); ++i) {
+    const proto::ImageRef& ref = request.images(i);
+    const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
+    if (ref.split() != "train" && ref.split() != "test")
+      refuse(StatusCode::INVALID_ARGUMENT, what + ": split must be train or test");
+    const std::string& bytes = request.image_contents(i);
+    std::string path;
+    if (!bytes.empty()) {
+      const std::string hash = sha256_hex(bytes);
+      if (!ref.sha256().empty() && ref.sha256() != hash)
+        refuse(StatusCode::INVALID_ARGUMENT, what + ": its bytes do not match its sha256");
+      path = store_photo(options_.data_dir, ref, bytes, hash, options_.max_image_pixels, what);
+    } else if (std::optional<std::string> kept = stored_photo(options_.data_dir, ref.sha256())) {
+      path = *kept;
+    } else {
+      missing.push_back(ref.name() + " (" + ref.sha256() + ")");
+      continue;
+    }
+    setup.images[ref.split()].push_back(path);
+  }
+  if (!missing.empty()) {
+    std::string list;
+    for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
+    refuse(StatusCode::FAILED_PRECONDITION,
+           "the coordinator does not have these photos: " + list + "; send their contents");
+  }
+  known.id = service_.add_setup(setup);
+  std::lock_guard lock(mu_);
+  if (known_.size() >= kMaxKnownSetups) known_.clear();  // a bound, not a policy: rare
+  known_.emplace(key, known);
+  return known;
+}
+
 grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
                                           const grpc::ServerContextBase& context,
                                           const std::atomic<bool>& draining,
@@ -92,7 +174,13 @@ grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
                                                " photos; the limit is " +
                                                std::to_string(options_.max_images));
     }
-    const Pipeline pipeline = compile_pipeline(request.pipeline_source(), request.pipeline_file());
+    if (std::none_of(request.images().begin(), request.images().end(),
+                     [&](const proto::ImageRef& r) { return r.split() == request.split(); })) {
+      refuse(StatusCode::INVALID_ARGUMENT, "no photo of split " + request.split());
+    }
+    // The setup first: once per content, not once per call (a night calls once a round).
+    const KnownSetup setup = known_setup(request);
+    const Pipeline& pipeline = *setup.pipeline;
     int requests = 0;  // each costs a compile check here and a measurement there
     for (const proto::EvaluateJob& j : request.jobs()) requests += std::max(1, j.code_size());
     if (requests > options_.max_jobs) {
@@ -123,45 +211,6 @@ grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
       jobs.push_back(std::move(job));
     }
 
-    // ---- the photos: sent ones kept, the others found by hash ----
-    workers::EvaluationSetup setup;
-    setup.pipeline_source = request.pipeline_source();
-    setup.pipeline_file = request.pipeline_file();
-    for (const auto& [name, value] : request.params()) setup.params[name] = value;
-    setup.runs = request.runs();
-    setup.min_timed_ms = request.min_timed_ms();
-    setup.threads = request.threads();
-    setup.output_digests = request.output_digests();
-    std::vector<std::string> missing;
-    for (int i = 0; i < request.images_size(); ++i) {
-      const proto::ImageRef& ref = request.images(i);
-      const std::string what = "photo " + std::to_string(i + 1) + " (" + ref.name() + ")";
-      if (ref.split() != "train" && ref.split() != "test")
-        refuse(StatusCode::INVALID_ARGUMENT, what + ": split must be train or test");
-      const std::string& bytes = request.image_contents(i);
-      std::string path;
-      if (!bytes.empty()) {
-        const std::string hash = sha256_hex(bytes);
-        if (!ref.sha256().empty() && ref.sha256() != hash)
-          refuse(StatusCode::INVALID_ARGUMENT, what + ": its bytes do not match its sha256");
-        path = store_photo(options_.data_dir, ref, bytes, hash, options_.max_image_pixels, what);
-      } else if (std::optional<std::string> kept = stored_photo(options_.data_dir, ref.sha256())) {
-        path = *kept;
-      } else {
-        missing.push_back(ref.name() + " (" + ref.sha256() + ")");
-        continue;
-      }
-      setup.images[ref.split()].push_back(path);
-    }
-    if (!missing.empty()) {
-      std::string list;
-      for (const std::string& m : missing) list += (list.empty() ? "" : ", ") + m;
-      refuse(StatusCode::FAILED_PRECONDITION,
-             "the coordinator does not have these photos: " + list + "; send their contents");
-    }
-    if (setup.images[request.split()].empty())
-      refuse(StatusCode::INVALID_ARGUMENT, "no photo of split " + request.split());
-
     // ---- someone to measure it ----
     // A code job needs a worker of this build or later: older ones do not know code jobs
     // (they register no version).
@@ -186,8 +235,7 @@ grpc::Status ClusterEvaluations::evaluate(const proto::EvaluateRequest& request,
     }
 
     // ---- measure ----
-    CallRun run(pool_, service_, call_prefix_ + std::to_string(next_call_++),
-                service_.add_setup(setup));
+    CallRun run(pool_, service_, call_prefix_ + std::to_string(next_call_++), setup.id);
     std::vector<std::string> ids;
     for (size_t i = 0; i < jobs.size(); ++i) {
       jobs[i].id = run.id() + "/" + std::to_string(i + 1);

@@ -15,8 +15,12 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
 #include <string>
 
+#include "compiler_core/ir/pipeline.h"
 #include "proto/coordinator.pb.h"
 #include "search/coordinator/coordinator_service.h"
 #include "search/coordinator/worker_pool.h"
@@ -49,11 +53,23 @@ class ClusterEvaluations {
                         proto::EvaluateResponse* response);
 
  private:
+  struct KnownSetup {
+    std::string id;                            // CoordinatorService::add_setup's
+    std::shared_ptr<const Pipeline> pipeline;  // the schedules are checked against it
+  };
+  /// The request's setup: registered with the service (its photos kept or found by hash,
+  /// refusals as evaluate()'s) the first time its content is seen, then remembered, so
+  /// that a night's rounds do not read, hash and decode its photos and compile its
+  /// pipeline once each.
+  KnownSetup known_setup(const proto::EvaluateRequest& request);
+
   WorkerPool& pool_;
   CoordinatorService& service_;
   ClusterEvaluationsOptions options_;
   std::string call_prefix_;  // "evaluate-NONCE-": job ids differ between processes
   std::atomic<int64_t> next_call_{1};
+  std::mutex mu_;
+  std::map<std::string, KnownSetup> known_;  // by a hash of the setup's content
 };
 
 }  // namespace stipple::coordinator

@@ -65,7 +65,8 @@ TEST_F(NightlyCluster, NightsAreTimedOnOneHostBesideTheBaselineNightsCode) {
   EXPECT_EQ(shipped["stats"]["compared_with"], "the baseline night's code, timed beside it");
   EXPECT_EQ(shipped["baseline_samples_ms"].size(), shipped["samples_ms"].size());
   // Every job went to alpha: beta measured nothing, alpha the variant beside its baseline.
-  EXPECT_NE(log(alpha).find("code measurements"), std::string::npos) << log(alpha);
+  // A variant and its baseline code in one job (one process): two measurements a job.
+  EXPECT_NE(log(alpha).find(": 2 code measurements"), std::string::npos) << log(alpha);
   EXPECT_EQ(log(beta).find("job "), std::string::npos) << log(beta);
 
   // The re-tune's evaluations are in the client's database, recorded for alpha.
