@@ -7,7 +7,14 @@
 
 namespace stipple::codegen {
 
-std::string Backend::unsupported(const BackendRequest& request) const {
+std::string Backend::unsupported(const LoweredFunction& f, const BackendRequest& request) const {
+  // Files promise the AOT calling convention's dense rows (AOT.md); code specialised to
+  // interleaved buffers is for the process that chose them (the embedding library).
+  if (!request.kinds.empty() && !f.inner_strides.empty()) {
+    return "the " + std::string(name()) + " back end writes files for buffers with dense rows " +
+           "(dimension 0 stride 1) only, not for '" + f.inner_strides.begin()->first +
+           "' interleaved";
+  }
   for (EmitKind k : request.kinds) {
     if (std::find(kinds().begin(), kinds().end(), k) == kinds().end()) {
       return "the " + std::string(name()) + " back end does not write " +

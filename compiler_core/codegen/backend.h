@@ -67,7 +67,7 @@ class Backend {
   /// Whether it can return code to call in this process.
   virtual bool makes_callables() const { return false; }
 
-  /// Generates what `request` asks for, or says why it cannot (unsupported(request) first).
+  /// Generates what `request` asks for, or says why it cannot (unsupported(f, request) first).
   virtual BackendResult compile(const LoweredFunction& f, const BackendRequest& request) const = 0;
   /// For a back end that makes callables: code it made before (CompiledFunction::object
   /// and symbol), linked to call again; nullptr when it cannot load code.
@@ -79,7 +79,7 @@ class Backend {
  protected:
   /// Empty when this back end writes every requested kind, serves the target and makes a
   /// callable if one is asked for; otherwise the first reason it cannot.
-  std::string unsupported(const BackendRequest& request) const;
+  std::string unsupported(const LoweredFunction& f, const BackendRequest& request) const;
 };
 
 /// The registered back ends, in registration order.

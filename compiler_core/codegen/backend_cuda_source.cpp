@@ -36,7 +36,7 @@ class CudaSourceBackend : public Backend {
   }
 
   BackendResult compile(const LoweredFunction& f, const BackendRequest& request) const override {
-    std::string why = unsupported(request);
+    std::string why = unsupported(f, request);
     if (!why.empty()) return BackendResult::cannot_serve(why);
     check_c_function_name(request.options.symbol);
     Artefact a;

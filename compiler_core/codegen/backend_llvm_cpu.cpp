@@ -37,7 +37,7 @@ class LlvmCpuBackend : public Backend {
   bool makes_callables() const override { return true; }
 
   BackendResult compile(const LoweredFunction& f, const BackendRequest& request) const override {
-    std::string why = unsupported(request);
+    std::string why = unsupported(f, request);
     // The JIT compiles for the machine it runs on only.
     if (why.empty() && request.callable && request.options.target != "host") {
       why = "the llvm-cpu back end calls code in this process for the host target only, not '" +

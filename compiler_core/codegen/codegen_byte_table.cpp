@@ -44,7 +44,7 @@ constexpr int64_t kMinLanesPerChunk = 4;
 
 llvm::Value* CodeGen::byte_table_lookup(const BufferInfo& buf,
                                         const std::vector<llvm::Value*>& coords) {
-  if (!target_.byte_permutes || buf.dims != 1 || bytes_of(buf.type) != 1 ||
+  if (!target_.byte_permutes || buf.dims != 1 || bytes_of(buf.type) != 1 || buf.inner_stride != 1 ||
       lanes_ > kPermuteLanes || coords.size() != 1 || !coords[0]->getType()->isVectorTy()) {
     return nullptr;
   }

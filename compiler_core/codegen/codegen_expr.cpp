@@ -562,10 +562,12 @@ llvm::Value* CodeGen::emit_input_load(const Call* op) {
   // Inside a versioned reduction whose corners were checked (codegen_input_rows.cpp) or a
   // partitioned loop's interior (codegen_loop_partition.cpp): no check.
   if (inside_rows_.count(op)) {
-    if (varying && row_stride(coords) != 0) return input_row(buf, op->type, coords);
+    if (varying && row_stride(buf, coords) != 0) return input_row(buf, op->type, coords);
     return input_inside(buf, op->type, coords);
   }
-  if (!varying || row_stride(coords) == 0) return input_with_boundary(buf, op->type, coords);
+  if (!varying || row_stride(buf, coords) == 0) {
+    return input_with_boundary(buf, op->type, coords);
+  }
   // A row of lanes: one plain load when all of it lies inside the image (every vector but
   // those at the left and right edges), per-lane boundary handling otherwise.
   // The other coordinates are the same in every lane: where they are outside the image,
@@ -611,7 +613,7 @@ llvm::Value* CodeGen::input_row(const BufferInfo& buf, Type type,
   llvm::Type* et = memory_type(type);
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
   const llvm::Align align(bytes_of(type.code));
-  const int64_t stride = row_stride(coords);
+  const int64_t stride = row_stride(buf, coords);
   llvm::Value* p = element_pointer(buf, at);
   if (buf.dims >= 2 && reduction_depth_ == 0) prefetch_next_row(buf, et, p);
   llvm::Value* row = stride > 1

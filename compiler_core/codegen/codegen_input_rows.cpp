@@ -138,7 +138,7 @@ std::vector<llvm::Value*> CodeGen::versioned_for_input_rows(
       const BufferInfo& buf = find_buffer(read->name);
       std::vector<llvm::Value*> coords;
       for (const Expr& a : read->args) coords.push_back(emit(a));
-      if (row_stride(coords) == 0) {
+      if (row_stride(buf, coords) == 0) {
         rows.erase(read);
         continue;
       }
@@ -177,7 +177,9 @@ std::vector<llvm::Value*> CodeGen::versioned_for_input_rows(
 llvm::Value* CodeGen::lanes_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   llvm::Value* lane0 =
       b_.CreateSExt(b_.CreateExtractElement(coords[0], uint64_t{0}), b_.getInt64Ty());
-  llvm::Value* last = b_.CreateAdd(lane0, i64((lanes_ - 1) * row_stride(coords)));
+  // The last lane's coordinate: the memory stride over the buffer's own inner stride.
+  const int64_t step = row_stride(buf, coords) / buf.inner_stride;
+  llvm::Value* last = b_.CreateAdd(lane0, i64((lanes_ - 1) * step));
   return b_.CreateAnd(b_.CreateICmpSGE(lane0, i64(0)), b_.CreateICmpSLT(last, buf.extent[0]));
 }
 

@@ -46,6 +46,9 @@ struct BufferInfo {
   /// Every element's offset fits in i32: allocations, which emit_allocate limits to fewer
   /// than 2^31 elements (lane_pointers computes gathers' offsets in i32 then).
   bool narrow_offsets = false;
+  /// The constant stride of dimension 0 in elements (LoweredFunction::inner_strides): 1
+  /// but for a caller's interleaved buffer. Only a buffer where it is 1 has dense rows.
+  int64_t inner_stride = 1;
 };
 
 /// Whether `e` mentions any of `names` as a variable; with `or_loads`, also whether it
@@ -133,13 +136,15 @@ class CodeGen {
   void store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords,
                    llvm::Value* value);
   /// True when `coords` address consecutive elements lane by lane: dimension 0 advances
-  /// by one per lane and the others are uniform (dimension 0 is dense in every buffer).
-  bool dense_lanes(const std::vector<llvm::Value*>& coords) const;
-  /// The lane stride s of a row read: dimension 0 advances by s (1 to kMaxRowStride) per
-  /// lane and the other coordinates are uniform; 0 otherwise. Rows with s > 1 (a grid
-  /// perforated stage reading its producer at x * s) are loaded as one contiguous
-  /// stretch and shuffled (strided_row) rather than gathered lane by lane.
-  int64_t row_stride(const std::vector<llvm::Value*>& coords) const;
+  /// by one per lane, the others are uniform and dimension 0 is dense (stride 1).
+  bool dense_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) const;
+  /// The stride s in memory of a row read: dimension 0 advances by a constant per lane,
+  /// the other coordinates are uniform, and lane l reads the element s * l (1 to
+  /// kMaxRowStride) past lane 0's, the coordinate step times the buffer's inner_stride;
+  /// 0 otherwise. Rows with s > 1 (a grid perforated stage reading its producer at x * s,
+  /// a channel of an interleaved image) are loaded as one contiguous stretch and shuffled
+  /// (strided_row) rather than gathered lane by lane.
+  int64_t row_stride(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) const;
   /// Lanes base, base + s, ..., base + (lanes - 1) * s of memory at `p` (elements of type
   /// et): a masked load of the (lanes - 1) * s + 1 elements they span (nothing past the
   /// last lane is touched), then a shuffle.

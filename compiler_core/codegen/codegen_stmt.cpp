@@ -204,9 +204,14 @@ void CodeGen::generate(const std::string& symbol) {
       buf.extent.push_back(field(dim_base + 8, b_.getInt64Ty()));
       buf.stride.push_back(field(dim_base + 16, b_.getInt64Ty()));
       if (d == 0) {
-        // Dimension 0 is dense (stride 1), so vector code can load and store whole rows.
-        all_ok = b_.CreateAnd(all_ok, b_.CreateICmpEQ(buf.stride.back(), i64(1)));
-        buf.stride.back() = i64(1);
+        // Dimension 0's stride is a constant the code is specialised to: 1 (dense, so vector
+        // code loads and stores whole rows) unless the caller's buffer is interleaved.
+        auto inner = f_.inner_strides.find(buf.name);
+        if (inner != f_.inner_strides.end()) buf.inner_stride = inner->second;
+        STIPPLE_INTERNAL_CHECK(buf.inner_stride >= 1,
+                               "codegen: buffer '" + buf.name + "' has inner stride < 1");
+        all_ok = b_.CreateAnd(all_ok, b_.CreateICmpEQ(buf.stride.back(), i64(buf.inner_stride)));
+        buf.stride.back() = i64(buf.inner_stride);
       }
       // NAME.min.D, NAME.extent.D, NAME.stride.D: what lowering reads of a buffer's shape.
       const std::string prefix = buf.name + ".";
@@ -230,6 +235,11 @@ void CodeGen::generate(const std::string& symbol) {
     }
     note_buffer(buf);
     buffers_.push_back(std::move(buf));
+  }
+  for (const auto& [name, stride] : f_.inner_strides) {
+    STIPPLE_INTERNAL_CHECK(std::any_of(buffers_.begin(), buffers_.end(),
+                                       [&](const BufferInfo& b) { return b.name == name; }),
+                           "codegen: inner stride of '" + name + "', which is no caller's buffer");
   }
   for (size_t k = 0; k < f_.params.size(); ++k) {
     llvm::Value* p =

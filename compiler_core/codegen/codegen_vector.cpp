@@ -267,8 +267,8 @@ llvm::Value* CodeGen::lane_pointers(const BufferInfo& buf,
   return b_.CreateGEP(et, base, varying ? varying : widen(i64(0)));
 }
 
-bool CodeGen::dense_lanes(const std::vector<llvm::Value*>& coords) const {
-  if (coords.empty()) return false;
+bool CodeGen::dense_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) const {
+  if (coords.empty() || buf.inner_stride != 1) return false;
   for (size_t d = 1; d < coords.size(); ++d) {
     if (coords[d]->getType()->isVectorTy()) return false;
   }
@@ -276,14 +276,16 @@ bool CodeGen::dense_lanes(const std::vector<llvm::Value*>& coords) const {
   return s && *s == 1;
 }
 
-int64_t CodeGen::row_stride(const std::vector<llvm::Value*>& coords) const {
+int64_t CodeGen::row_stride(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) const {
   if (coords.empty() || !coords[0]->getType()->isVectorTy()) return 0;
   for (size_t d = 1; d < coords.size(); ++d) {
     if (coords[d]->getType()->isVectorTy()) return 0;
   }
-  std::optional<int64_t> s = lane_stride(coords[0]);
-  if (!s || *s < 1 || *s > kMaxRowStride || lanes_ * *s > kMaxRowSpan) return 0;
-  return *s;
+  std::optional<int64_t> step = lane_stride(coords[0]);
+  if (!step || *step < 1 || *step > kMaxRowStride) return 0;
+  const int64_t s = *step * buf.inner_stride;
+  if (s > kMaxRowStride || lanes_ * s > kMaxRowSpan) return 0;
+  return s;
 }
 
 llvm::Value* CodeGen::strided_row(llvm::Type* et, llvm::Value* p, int64_t stride,
@@ -354,7 +356,7 @@ llvm::Value* CodeGen::lane0_pointer(const BufferInfo& buf,
 }
 
 llvm::Value* CodeGen::window_load(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
-  if (mask_ || coords.empty()) return nullptr;
+  if (mask_ || coords.empty() || buf.inner_stride != 1) return nullptr;
   auto div = lane_divisions_.find(coords[0]);
   if (div == lane_divisions_.end()) return nullptr;
   for (size_t d = 1; d < coords.size(); ++d) {
@@ -450,13 +452,13 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
   llvm::Type* vt = llvm::FixedVectorType::get(et, static_cast<unsigned>(lanes_));
   // Inactive lanes read zero (not poison): their values may reach a mask reduction.
   llvm::Value* zero = llvm::Constant::getNullValue(vt);
-  if (dense_lanes(coords)) {
+  if (dense_lanes(buf, coords)) {
     llvm::Value* p = b_.CreateBitCast(lane0_pointer(buf, coords), vt->getPointerTo());
     if (mask_) return b_.CreateMaskedLoad(vt, p, align, mask_, zero);
     return b_.CreateAlignedLoad(vt, p, align);
   }
   if (llvm::Value* w = window_load(buf, coords)) return w;
-  if (const int64_t s = row_stride(coords); s > 1 && !mask_) {
+  if (const int64_t s = row_stride(buf, coords); s > 1 && !mask_) {
     return strided_row(et, lane0_pointer(buf, coords), s, align);
   }
   if (llvm::Value* looked_up = byte_table_lookup(buf, coords)) return looked_up;
@@ -489,7 +491,7 @@ void CodeGen::store_lanes(const BufferInfo& buf, const std::vector<llvm::Value*>
     return;
   }
   value = widen(value);
-  if (dense_lanes(coords)) {
+  if (dense_lanes(buf, coords)) {
     llvm::Value* p = b_.CreateBitCast(lane0_pointer(buf, coords), value->getType()->getPointerTo());
     const uint64_t vector_bytes =
         static_cast<uint64_t>(lanes_) * static_cast<uint64_t>(bytes_of(buf.type));

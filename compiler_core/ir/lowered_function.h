@@ -4,6 +4,8 @@
 // neither on the other.
 #pragma once
 
+#include <cstdint>
+#include <map>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +45,13 @@ struct LoweredFunction {
   std::vector<InputDecl> inputs;
   std::vector<ExternalBuffer> buffers;
   std::vector<ParamDecl> params;
+  /// The caller's buffers (inputs and `buffers`, by name) whose dimension 0 is not dense:
+  /// its stride in elements, a constant the code is specialised to. An interleaved image
+  /// (RGBRGB..., as OpenCV and numpy hold HxWxC) read and written in place has dimension 0
+  /// (x) stride C. Rows along x are then read as every C-th element of a wider load
+  /// (strided_row) and written lane by lane; a descriptor with another dim[0].stride is
+  /// refused on entry, as any mismatch is. Absent: stride 1, what every other caller has.
+  std::map<std::string, int64_t> inner_strides;
 };
 
 }  // namespace stipple

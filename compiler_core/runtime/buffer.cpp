@@ -37,6 +37,17 @@ Buffer::Buffer(ScalarType type, std::vector<int64_t> mins, std::vector<int64_t> 
       std::shared_ptr<std::byte[]>(static_cast<std::byte*>(p), [](std::byte* q) { std::free(q); });
 }
 
+Buffer Buffer::view(ScalarType type, std::vector<BufferDim> dims, void* data) {
+  Buffer b;
+  b.type_ = type;
+  b.element_count_ = 1;
+  for (const BufferDim& d : dims) b.element_count_ *= d.extent;
+  b.dims_ = std::move(dims);
+  // Not owned: the deleter does nothing.
+  b.data_ = std::shared_ptr<std::byte[]>(static_cast<std::byte*>(data), [](std::byte*) {});
+  return b;
+}
+
 bool Buffer::contains(std::span<const int64_t> coords) const {
   if (coords.size() != dims_.size()) return false;
   for (size_t d = 0; d < coords.size(); ++d) {

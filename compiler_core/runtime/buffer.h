@@ -26,6 +26,13 @@ class Buffer {
   Buffer(ScalarType type, std::vector<int64_t> extents);
   /// A zero-filled buffer over the box [mins, mins + extents).
   Buffer(ScalarType type, std::vector<int64_t> mins, std::vector<int64_t> extents);
+  /// A buffer over memory its caller owns and keeps alive while the buffer is used, with
+  /// the caller's strides (an interleaved image, a crop, rows in reverse): how a program's
+  /// own images reach compiled code without a copy (the embedding library). What assumes
+  /// the dense layout of the constructors above (get_flat and set_flat over
+  /// element_count(), size_in_bytes, same_contents) does not apply to it; offset_of,
+  /// get and set do.
+  static Buffer view(ScalarType type, std::vector<BufferDim> dims, void* data);
 
   bool defined() const { return data_ != nullptr; }
   ScalarType type() const { return type_; }
