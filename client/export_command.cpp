@@ -40,7 +40,7 @@ int run_export(const ExportOptions& opt) {
                     std::to_string(opt.formats.size()));
   }
   auto db = open_database(opt.db, DatabaseUse::Read);
-  const storage::EvaluationRecord chosen = front_variant(*db, opt.run, opt.variant);
+  const storage::EvaluationRecord chosen = search::front_variant(*db, opt.run, opt.variant);
   std::optional<storage::RunRecord> run = db->find_run(opt.run);
   std::optional<storage::PipelineRecord> stored = db->pipeline(run->pipeline_id);
   const std::string pipeline_file = stored->name + ".stp";

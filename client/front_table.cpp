@@ -81,18 +81,6 @@ void write_front_svg(const std::string& path, storage::Database& db, int64_t run
   write_front_svg(path, load_front_listing(db, run_id));
 }
 
-storage::EvaluationRecord front_variant(storage::Database& db, int64_t run_id, int variant) {
-  std::vector<search::FrontEntry> front = search::load_front(db, run_id);
-  const std::string run = "run " + std::to_string(run_id);
-  if (front.empty()) throw UserError(run + " has no front yet");
-  if (variant < 0 || variant >= static_cast<int>(front.size())) {
-    throw UserError(run + " has variants 0.." + std::to_string(front.size() - 1) +
-                    " (see `stipple front " + std::to_string(run_id) + "`), not " +
-                    std::to_string(variant));
-  }
-  return std::move(front[static_cast<size_t>(variant)].train);
-}
-
 void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
   const std::vector<search::FrontEntry>& front = h.entries;
   const double base_ms = baseline_ms(h);

@@ -31,9 +31,4 @@ void print_front(std::ostream& out, storage::Database& db, int64_t run_id, Front
 /// Writes the front as an SVG scatter plot: train and test points, the baseline marked.
 void write_front_svg(const std::string& path, storage::Database& db, int64_t run_id);
 
-/// The training evaluation of variant `variant` of run `run_id`'s front (numbered as
-/// print_front numbers them), for `stipple export` and `stipple nightly add`. Throws
-/// UserError naming the variants there are.
-storage::EvaluationRecord front_variant(storage::Database& db, int64_t run_id, int variant);
-
 }  // namespace stipple::cli

@@ -188,7 +188,7 @@ int run_add(const NightlyAddOptions& opt) {
                       ", not done: its front may still change (register a variant of a "
                       "finished run)");
     }
-    r.schedule = front_variant(*db, run_id, variant).key.schedule;
+    r.schedule = search::front_variant(*db, run_id, variant).key.schedule;
     r.variant = "run " + std::to_string(run_id) + " variant " + std::to_string(variant);
     r.run_id = r.source_run = run_id;
     // By default it ships to the target it was tuned on.

@@ -1,13 +1,15 @@
-# `cmake --install build [--prefix DIR]`: the command line, its evaluator child and the
-# runtime library that ahead-of-time compiled pipelines link, with a CMake package so that
-# a user's project builds pipelines as part of its own build (issue #30):
+# `cmake --install build [--prefix DIR]`: the command line, its evaluator child, the
+# embedding library and the runtime library that ahead-of-time compiled pipelines link,
+# with a CMake package so that a user's project loads pipelines at run time or builds
+# them as part of its own build (issue #30):
 #
 #   find_package(Stipple REQUIRED)                       # -DCMAKE_PREFIX_PATH=DIR
+#   target_link_libraries(app PRIVATE Stipple::stipple)  # <stipple/stipple.h>
 #   stipple_add_pipeline(blur FROM blur.stp SCHEDULE blur.sched)
 #   target_link_libraries(app PRIVATE blur)              # app includes "blur.h"
 #
-# Layout: bin/stipple, bin/stipple-evaluator (found beside stipple), lib/libstipple_runtime.a,
-# lib/cmake/Stipple/. The runtime is installed as a file and imported by the package
+# Layout: bin/stipple, bin/stipple-evaluator (found beside stipple), lib/libstipple.so,
+# include/stipple/, lib/libstipple_runtime.a, lib/cmake/Stipple/. The runtime is installed as a file and imported by the package
 # rather than exported as a target: generated code needs only its C entry points, not
 # the compiler libraries its CMake target links for the JIT's buffers.
 include(GNUInstallDirs)
@@ -21,6 +23,18 @@ install(PROGRAMS $<TARGET_FILE:stipple> $<TARGET_FILE:stipple-evaluator>
 install(FILES $<TARGET_FILE:stipple_runtime> DESTINATION ${CMAKE_INSTALL_LIBDIR})
 
 set(STIPPLE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Stipple)
+# The embedding library and its headers, exported as Stipple::stipple. Its run path needs
+# nothing: Debian's LLVM 14 is in the loader's own path as well (libllvm14).
+# (The sanitiser tree has no embedding library: client/CMakeLists.txt.)
+if(TARGET stipple_embedding)
+  install(TARGETS stipple_embedding EXPORT StippleTargets
+          LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
+  install(DIRECTORY client/library/include/stipple DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
+  install(EXPORT StippleTargets NAMESPACE Stipple:: DESTINATION ${STIPPLE_CMAKE_DIR})
+  # The Python module, where the interpreter looks for a prefix of /usr/local
+  # (PYTHONPATH=PREFIX/lib/python3.X/dist-packages for another).
+  install(TARGETS stipple_python LIBRARY DESTINATION ${STIPPLE_PYTHON_DIR})
+endif()
 configure_package_config_file(cmake/StippleConfig.cmake.in
   ${CMAKE_CURRENT_BINARY_DIR}/StippleConfig.cmake
   INSTALL_DESTINATION ${STIPPLE_CMAKE_DIR}

@@ -29,6 +29,8 @@ packages=(
   # tests check the systemd units (systemd-analyze) and the Kubernetes CronJob against the
   # API's models (the Kubernetes Python client; the manifest read with PyYAML)
   chromium systemd python3-kubernetes python3-yaml
+  # the Python module (client/python/) and its tests: pybind11, numpy arrays, pytest
+  pybind11-dev python3-dev python3-numpy python3-pytest
   # dataset builder (downloads opencv-doc's .deb and extracts it)
   dpkg-dev ca-certificates
 )

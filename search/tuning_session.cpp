@@ -79,6 +79,18 @@ std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id) {
   return out;
 }
 
+storage::EvaluationRecord front_variant(storage::Database& db, int64_t run_id, int variant) {
+  std::vector<search::FrontEntry> front = load_front(db, run_id);
+  const std::string run = "run " + std::to_string(run_id);
+  if (front.empty()) throw UserError(run + " has no front yet");
+  if (variant < 0 || variant >= static_cast<int>(front.size())) {
+    throw UserError(run + " has variants 0.." + std::to_string(front.size() - 1) +
+                    " (see `stipple front " + std::to_string(run_id) + "`), not " +
+                    std::to_string(variant));
+  }
+  return std::move(front[static_cast<size_t>(variant)].train);
+}
+
 TuningSession::TuningSession(storage::Database& db, workers::Evaluator& evaluator,
                              const Pipeline& pipeline, std::string pipeline_source,
                              TuneOptions options)

@@ -72,6 +72,10 @@ int64_t store_photos(storage::Database& db, const std::vector<std::string>& trai
 /// evaluations so far, each with its test measurement where one exists (front_is_partial).
 std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id);
 inline bool front_is_partial(const storage::RunRecord& run) { return run.state != "done"; }
+/// The training evaluation of variant `variant` of load_front's front (numbered as
+/// `stipple front` numbers them), for `stipple export`, `stipple nightly add` and the
+/// embedding library. Throws UserError naming the variants there are.
+storage::EvaluationRecord front_variant(storage::Database& db, int64_t run_id, int variant);
 
 /// The name of the error the pipeline's front is in: "dE" (Lab) or "RMSE"; "error" when
 /// the stored pipeline no longer compiles (an older version of the language).

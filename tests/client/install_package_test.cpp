@@ -5,13 +5,18 @@
 // (stipple_add_pipeline) and links aot_driver.c against it; the program's output equals
 // the reference evaluator's bit for bit. A changed schedule
 // compiles the pipeline again; a bad pipeline fails the user's build with its
-// file:line:col.
+// file:line:col. And a C++ program of the embedding library (Stipple::stipple), built
+// against the package alone, runs a tuned variant on its own interleaved image and
+// computes what `stipple run` does, value for value.
 #include <gtest/gtest.h>
 
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
+#include <vector>
 
+#include "compiler_core/image/image_io.h"
 #include "tests/client/aot_check.h"
 #include "tests/client/shell.h"
 
@@ -98,6 +103,100 @@ TEST_F(InstallPackage, AVariantOfATunedRunInADatabaseIsBuiltIntoTheUsersProgram)
       stipple::testing_cli::random_image(64, 48, 3, 11), {}, "", 0, 0, 64, 48);
   // A variant the front does not have fails the build, saying so.
   EXPECT_NE(build_project("DATABASE " + path("t.db") + " RUN 1 VARIANT 99").exit_code, 0);
+}
+
+TEST_F(InstallPackage, ACppProgramRunsATunedVariantOnItsInterleavedImageAsTheCliDoes) {
+  ASSERT_TRUE(fs::exists(path("prefix/include/stipple/stipple.h")));
+  const std::string stp = source("datasets/pipelines/two_pass_blur.stp");
+  const std::string photo = source("datasets/fixtures/natural-high-64x48.png");
+  Result tuned = stipple::testing_cli::stipple("tune " + stp + " --exact --budget 4 --images " +
+                                               photo + " --db " + path("t.db"));
+  ASSERT_EQ(tuned.exit_code, 0) << tuned.output;
+  // What the command line computes for variant 0: its schedule, run on the photo.
+  Result cli = stipple::testing_cli::stipple("export 1 --variant 0 --format schedule --db " +
+                                             path("t.db") + " -o " + path("v0.sched"));
+  ASSERT_EQ(cli.exit_code, 0) << cli.output;
+  cli = stipple::testing_cli::stipple("run " + stp + " --schedule " + path("v0.sched") +
+                                      " --input in=" + photo + " --output " + path("cli.png"));
+  ASSERT_EQ(cli.exit_code, 0) << cli.output;
+
+  // The user's program, built against the installed package alone.
+  fs::create_directories(path("embed"));
+  write("embed/CMakeLists.txt",
+        "cmake_minimum_required(VERSION 3.20)\n"
+        "project(embed CXX)\n"
+        "find_package(Stipple 0.1 REQUIRED)\n"
+        "add_executable(embed " +
+            source("tests/client/embedding_driver.cpp") +
+            ")\n"
+            "target_compile_features(embed PRIVATE cxx_std_17)\n"
+            "target_compile_options(embed PRIVATE -Wall -Wextra -Werror)\n"
+            "target_link_libraries(embed PRIVATE Stipple::stipple)\n");
+  const std::string cmake = STIPPLE_CMAKE;
+  Result built = shell(cmake + " -S " + path("embed") + " -B " + path("embed/build") +
+                       " -DCMAKE_CXX_COMPILER=" + STIPPLE_CXX_COMPILER + " -DCMAKE_PREFIX_PATH=" +
+                       path("prefix") + " && " + cmake + " --build " + path("embed/build"));
+  ASSERT_EQ(built.exit_code, 0) << built.output;
+
+  // The photo in the program's memory, interleaved as a decoder hands it over.
+  const stipple::Buffer rgb = stipple::read_image(photo);
+  const int64_t w = rgb.extent(0), h = rgb.extent(1);
+  std::string bytes;
+  for (int64_t y = 0; y < h; ++y) {
+    for (int64_t x = 0; x < w; ++x) {
+      for (int64_t c = 0; c < 3; ++c) {
+        bytes.push_back(static_cast<char>(rgb.get(std::vector<int64_t>{x, y, c})));
+      }
+    }
+  }
+  write("in.rgb", bytes);
+  Result ran =
+      shell(path("embed/build/embed") + " " + stp + " " + path("t.db") + " 1 0 " + path("in.rgb") +
+            " " + std::to_string(w) + " " + std::to_string(h) + " " + path("out.u16"));
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find("two_pass_blur 64x48"), std::string::npos) << ran.output;
+
+  // Equal, value for value, to the command line's 16-bit PNG.
+  const stipple::Buffer expected = stipple::read_image(path("cli.png"));
+  std::ifstream out_file(path("out.u16"), std::ios::binary);
+  const std::string out((std::istreambuf_iterator<char>(out_file)),
+                        std::istreambuf_iterator<char>());
+  ASSERT_EQ(static_cast<int64_t>(out.size()), w * h * 3 * 2);
+  int64_t differ = 0;
+  for (int64_t y = 0; y < h; ++y) {
+    for (int64_t x = 0; x < w; ++x) {
+      for (int64_t c = 0; c < 3; ++c) {
+        const size_t at = static_cast<size_t>(((y * w + x) * 3 + c) * 2);
+        const int v = static_cast<uint8_t>(out[at]) | static_cast<uint8_t>(out[at + 1]) << 8;
+        differ += v != expected.get(std::vector<int64_t>{x, y, c}) ? 1 : 0;
+      }
+    }
+  }
+  EXPECT_EQ(differ, 0) << "of " << w * h * 3 << " values";
+
+  // A variant the front does not have: the program's exception, the CLI's message.
+  ran =
+      shell(path("embed/build/embed") + " " + stp + " " + path("t.db") + " 1 99 " + path("in.rgb") +
+            " " + std::to_string(w) + " " + std::to_string(h) + " " + path("out.u16"));
+  EXPECT_EQ(ran.exit_code, 2) << ran.output;
+  EXPECT_NE(ran.output.find("run 1 has variants 0.."), std::string::npos) << ran.output;
+}
+
+TEST_F(InstallPackage, ThePythonModuleImportsFromThePrefixAndRuns) {
+  // Where the README says: PREFIX/lib/python3.X/dist-packages, finding libstipple.so in
+  // PREFIX/lib without LD_LIBRARY_PATH.
+  const std::string script =
+      "import numpy as np, stipple\n"
+      "p = stipple.Pipeline.from_source('pipeline twice\\ninput in : f32[x, y]\\n"
+      "func out(x, y) = 2.0 * in(x, y)\\noutput out\\n', 'twice.stp')\n"
+      "a = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
+      "assert np.array_equal(p.compile()(a), 2 * a)\n"
+      "print(stipple.__file__)\n";
+  write("check.py", script);
+  Result ran = shell("cd " + dir_.string() + " && PYTHONPATH=" + path("prefix") + "/" +
+                     STIPPLE_PYTHON_DIR + " " + STIPPLE_PYTHON_EXECUTABLE + " check.py");
+  ASSERT_EQ(ran.exit_code, 0) << ran.output;
+  EXPECT_NE(ran.output.find(path("prefix")), std::string::npos) << ran.output;
 }
 
 TEST_F(InstallPackage, ABadPipelineFailsTheUsersBuildWithItsLocation) {

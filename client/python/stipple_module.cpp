@@ -1,0 +1,280 @@
+// The Python module `stipple` (pybind11): the embedding library (<stipple/stipple.h>) on
+// numpy arrays, without copying them.
+//
+//   import stipple
+//   p = stipple.Pipeline("blur.stp")
+//   f = p.compile(db="stipple.db", run=3, variant=0)   # or schedule=..., schedule_file=...
+//   out = f(image, sigma=2.0)       # image: H x W x C (interleaved) or H x W
+//
+// An array's axes map onto the program's dimensions by `layout`: "hwc" (the default, as
+// OpenCV, imageio and PIL hand images over: y, x, c) or "chw" (c, y, x); its strides become
+// the view's, so a crop or a flipped view (rows reversed) is read in place. The output is
+// a new array in the same layout (C-contiguous), or the caller's `out=`. An array of the
+// input's element type is read where it is; 8- or 16-bit pixels for a float input are
+// converted (a copy) as the command line converts a photo. The GIL is
+// released while the pipeline runs, so threads of a Python program run pipelines at once.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <stipple/stipple.h>
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace py = pybind11;
+
+namespace {
+
+/// The Python exceptions: stipple.Error, and stipple.BadInput for the caller's mistakes
+/// (also a ValueError, what Python code expects of a bad argument).
+PyObject* error_type = nullptr;
+PyObject* bad_input_type = nullptr;
+
+[[noreturn]] void bad_input(const std::string& message) {
+  throw stipple::Error(stipple::Error::Kind::BadInput, message);
+}
+
+stipple::ElementType element_type_of(const py::dtype& dt, const std::string& what) {
+  switch (dt.kind()) {
+    case 'u':
+      if (dt.itemsize() == 1) return stipple::ElementType::UInt8;
+      if (dt.itemsize() == 2) return stipple::ElementType::UInt16;
+      if (dt.itemsize() == 4) return stipple::ElementType::UInt32;
+      break;
+    case 'i':
+      if (dt.itemsize() == 1) return stipple::ElementType::Int8;
+      if (dt.itemsize() == 2) return stipple::ElementType::Int16;
+      if (dt.itemsize() == 4) return stipple::ElementType::Int32;
+      break;
+    case 'f':
+      if (dt.itemsize() == 2) return stipple::ElementType::Float16;
+      if (dt.itemsize() == 4) return stipple::ElementType::Float32;
+      if (dt.itemsize() == 8) return stipple::ElementType::Float64;
+      break;
+    default: break;
+  }
+  bad_input(what + " has dtype " + std::string(py::str(py::object(dt))) +
+            ", which no Stipple type matches (u8, u16, u32, i8, i16, i32, f16, f32, f64)");
+}
+
+py::dtype dtype_of(stipple::ElementType t) {
+  switch (t) {
+    case stipple::ElementType::UInt8: return py::dtype("uint8");
+    case stipple::ElementType::UInt16: return py::dtype("uint16");
+    case stipple::ElementType::UInt32: return py::dtype("uint32");
+    case stipple::ElementType::Int8: return py::dtype("int8");
+    case stipple::ElementType::Int16: return py::dtype("int16");
+    case stipple::ElementType::Int32: return py::dtype("int32");
+    case stipple::ElementType::Float16: return py::dtype("float16");
+    case stipple::ElementType::Float32: return py::dtype("float32");
+    case stipple::ElementType::Float64: return py::dtype("float64");
+  }
+  return py::dtype("float32");
+}
+
+/// The numpy axis of each program dimension (x, y, c) for an array of `ndim` axes.
+std::vector<int> axes_of(const std::string& layout, int ndim, const std::string& what) {
+  if (layout != "hwc" && layout != "chw") bad_input("layout '" + layout + "': give 'hwc' or 'chw'");
+  if (ndim == 2) return {1, 0};
+  if (ndim == 3) return layout == "hwc" ? std::vector<int>{1, 0, 2} : std::vector<int>{2, 1, 0};
+  bad_input(what + " has " + std::to_string(ndim) + " axes; an image has 2 (H x W) or 3 (" +
+            (layout == "hwc" ? "H x W x C" : "C x H x W") + ")");
+}
+
+stipple::BufferView view_of(const py::array& a, const std::string& layout, const std::string& what,
+                            bool written) {
+  if (written && !a.writeable()) bad_input(what + " is read-only");
+  stipple::BufferView v;
+  v.type = element_type_of(a.dtype(), what);
+  v.data = const_cast<void*>(a.data());
+  const auto size = static_cast<py::ssize_t>(a.itemsize());
+  for (int axis : axes_of(layout, static_cast<int>(a.ndim()), what)) {
+    const py::ssize_t stride = a.strides(axis);
+    if (stride % size != 0) {
+      bad_input(what + "'s axis " + std::to_string(axis) + " has a stride of " +
+                std::to_string(stride) + " bytes, not a whole number of elements (" +
+                std::to_string(size) + " bytes): pass np.ascontiguousarray(...)");
+    }
+    v.dims.push_back({static_cast<int64_t>(a.shape(axis)), static_cast<int64_t>(stride / size)});
+  }
+  return v;
+}
+
+class PyFunction {
+ public:
+  explicit PyFunction(stipple::Function f) : f_(std::move(f)) {}
+
+  /// f(image | {name: image}, out=None, layout="hwc", **params)
+  py::array call(const py::object& images, const std::optional<py::array>& out,
+                 const std::string& layout, const py::kwargs& kwargs) const {
+    std::map<std::string, double> params;
+    for (const auto& [key, value] : kwargs) {
+      const std::string name = py::str(key);
+      try {
+        params[name] = value.cast<double>();
+      } catch (const py::cast_error&) {
+        bad_input("param '" + name + "' is " + std::string(py::str(py::type::of(value))) +
+                  ", not a number");
+      }
+    }
+    // The arrays are held here while the GIL is released: nothing frees their memory.
+    std::vector<py::array> held;
+    std::map<std::string, stipple::BufferView> inputs;
+    auto add = [&](const std::string& name, const py::handle& value) {
+      py::array a = py::array::ensure(value);
+      if (!a) bad_input("input '" + name + "' is not an array");
+      held.push_back(for_input(name, a));
+      inputs[name] = view_of(held.back(), layout, "input '" + name + "'", false);
+    };
+    if (py::isinstance<py::dict>(images)) {
+      for (const auto& [key, value] : images.cast<py::dict>()) add(py::str(key), value);
+    } else {
+      if (inputs_.size() != 1) {
+        bad_input("this pipeline has " + std::to_string(inputs_.size()) +
+                  " inputs: pass a dict {name: image}");
+      }
+      add(inputs_[0].name, images);
+    }
+    py::array result;
+    if (out) {
+      result = *out;
+    } else {
+      const std::vector<int64_t> e = f_.output_extents(inputs, params);  // x, y[, c]
+      std::vector<py::ssize_t> shape;
+      if (e.size() == 2) {
+        shape = {e[1], e[0]};
+      } else if (e.size() == 3) {
+        shape = layout == "hwc" ? std::vector<py::ssize_t>{e[1], e[0], e[2]}
+                                : std::vector<py::ssize_t>{e[2], e[1], e[0]};
+      } else {
+        bad_input("the output has " + std::to_string(e.size()) +
+                  " dimensions; pass out= an array of them");
+      }
+      result = py::array(dtype_of(f_.output_type()), shape);
+    }
+    const stipple::BufferView output = view_of(result, layout, "the output array", true);
+    {
+      py::gil_scoped_release unlocked;
+      f_.realize(inputs, output, params);
+    }
+    return result;
+  }
+
+  void set_inputs(std::vector<stipple::PipelineInput> inputs) { inputs_ = std::move(inputs); }
+  const std::string& schedule() const { return f_.schedule(); }
+
+ private:
+  /// The array itself, or for a float input given 8- or 16-bit pixels (what cv2.imread
+  /// and imageio return) a converted copy, scaled to [0, 1] as the command line scales a
+  /// photo (v / 255 or v / 65535 in double, then rounded to the input's type).
+  py::array for_input(const std::string& name, const py::array& a) const {
+    const stipple::PipelineInput* decl = nullptr;
+    for (const stipple::PipelineInput& in : inputs_) decl = in.name == name ? &in : decl;
+    const bool float_input = decl && (decl->type == stipple::ElementType::Float16 ||
+                                      decl->type == stipple::ElementType::Float32 ||
+                                      decl->type == stipple::ElementType::Float64);
+    const py::dtype dt = a.dtype();
+    if (!float_input || dt.kind() != 'u' || (dt.itemsize() != 1 && dt.itemsize() != 2)) return a;
+    const double peak = dt.itemsize() == 1 ? 255.0 : 65535.0;
+    py::object scaled = a.attr("astype")(py::dtype("float64")).attr("__truediv__")(peak);
+    return scaled.attr("astype")(dtype_of(decl->type));
+  }
+
+  stipple::Function f_;
+  std::vector<stipple::PipelineInput> inputs_;
+};
+
+PyFunction compile(const stipple::Pipeline& p, const std::optional<std::string>& schedule,
+                   const std::optional<std::string>& schedule_file,
+                   const std::optional<std::string>& db, const std::optional<int64_t>& run,
+                   const std::optional<int>& variant) {
+  const int given = (schedule ? 1 : 0) + (schedule_file ? 1 : 0) + (db || run || variant ? 1 : 0);
+  if (given > 1) bad_input("give one of schedule=, schedule_file= or db=, run=, variant=");
+  if ((db || run || variant) && !(db && run)) {
+    bad_input("a front's variant needs db= and run= (and variant=, default 0)");
+  }
+  std::optional<stipple::Function> f;
+  {
+    py::gil_scoped_release unlocked;  // compiling takes a while
+    if (schedule) {
+      f = p.compile(*schedule);
+    } else if (schedule_file) {
+      f = p.compile_file(*schedule_file);
+    } else if (db) {
+      f = p.compile(stipple::FrontVariant{*db, *run, variant.value_or(0)});
+    } else {
+      f = p.compile();
+    }
+  }
+  PyFunction pf(std::move(*f));
+  pf.set_inputs(p.inputs());
+  return pf;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(stipple, m) {
+  m.doc() =
+      "Stipple pipelines on numpy arrays: load a .stp program, compile it under a schedule or "
+      "a tuned variant, call it on images (H x W x C, interleaved, without a copy).";
+  static py::exception<stipple::Error> error(m, "Error");
+  error_type = error.ptr();
+  bad_input_type = PyErr_NewException(
+      "stipple.BadInput", py::make_tuple(error, py::handle(PyExc_ValueError)).ptr(), nullptr);
+  m.attr("BadInput") = py::handle(bad_input_type);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const stipple::Error& e) {
+      PyErr_SetString(e.kind() == stipple::Error::Kind::BadInput ? bad_input_type : error_type,
+                      e.what());
+    }
+  });
+
+  py::class_<PyFunction>(m, "Function", "A pipeline compiled under one schedule for this machine.")
+      .def("__call__", &PyFunction::call, py::arg("images"), py::kw_only(),
+           py::arg("out") = py::none(), py::arg("layout") = "hwc",
+           "Runs the pipeline on `images` (an array, or a dict of them by input name) and "
+           "returns the output (a new array, or `out`); params as keyword arguments. "
+           "layout: 'hwc' (H x W x C, the default) or 'chw'.")
+      .def_property_readonly("schedule", &PyFunction::schedule);
+
+  py::class_<stipple::Pipeline>(m, "Pipeline", "A .stp program, parsed and checked.")
+      .def(py::init([](const std::string& path) { return stipple::Pipeline::load(path); }),
+           py::arg("path"))
+      .def_static("from_source", &stipple::Pipeline::from_source, py::arg("source"),
+                  py::arg("file_name") = "pipeline.stp")
+      .def_property_readonly("name", &stipple::Pipeline::name)
+      .def_property_readonly(
+          "inputs",
+          [](const stipple::Pipeline& p) {
+            py::list out;
+            for (const stipple::PipelineInput& in : p.inputs()) {
+              out.append(py::make_tuple(in.name, element_type_name(in.type), in.dimensions));
+            }
+            return out;
+          })
+      .def_property_readonly("params",
+                             [](const stipple::Pipeline& p) {
+                               py::dict out;
+                               for (const stipple::PipelineParam& pp : p.params()) {
+                                 out[py::str(pp.name)] = pp.default_value;
+                               }
+                               return out;
+                             })
+      .def_property_readonly("output_type",
+                             [](const stipple::Pipeline& p) {
+                               return std::string(element_type_name(p.output_type()));
+                             })
+      .def("compile", &compile, py::kw_only(), py::arg("schedule") = py::none(),
+           py::arg("schedule_file") = py::none(), py::arg("db") = py::none(),
+           py::arg("run") = py::none(), py::arg("variant") = py::none(),
+           "Compiles the pipeline: under the default schedule, a schedule's text, a schedule "
+           "file, or a variant of a tuning run's front (db=, run=, variant=).");
+
+  m.def("set_threads", &stipple::set_threads, py::arg("threads"),
+        "How many threads pipelines' parallel loops use (default: one per hardware thread).");
+  m.def("threads", &stipple::threads);
+}
