@@ -33,9 +33,11 @@ struct LoadedPipeline {
   std::vector<PipelineInput> inputs;
   std::vector<PipelineParam> params;
   ElementType output_type = ElementType::Float32;
-  /// Variants by schedule text: compiling the same schedule again costs nothing.
+  /// Variants by schedule text: compiling a schedule again while a Function of it lives
+  /// costs nothing. Not owned (a variant owns its pipeline): a variant no Function holds
+  /// is freed with its code.
   mutable std::mutex mu;
-  mutable std::map<std::string, std::shared_ptr<CompiledVariant>> variants;
+  mutable std::map<std::string, std::weak_ptr<CompiledVariant>> variants;
 };
 
 /// Generated code's layouts: the inner strides (LoweredFunction::inner_strides) of the
@@ -87,7 +89,7 @@ ScalarType scalar_type(ElementType t) {
 }
 
 /// Runs `f`, translating the compiler's exceptions into the API's one, with the command
-/// line's messages (client/main.cpp).
+/// line's messages (client/main.cpp) but for its "stipple: " prefix.
 template <typename F>
 auto translated(F&& f) -> decltype(f()) {
   try {
@@ -97,9 +99,9 @@ auto translated(F&& f) -> decltype(f()) {
   } catch (const UserError& e) {
     throw Error(Error::Kind::BadInput, e.what());
   } catch (const std::bad_alloc&) {
-    throw Error(Error::Kind::Failure, "stipple: out of memory");
+    throw Error(Error::Kind::Failure, "out of memory");
   } catch (const std::exception& e) {
-    throw Error(Error::Kind::Failure, std::string("stipple: ") + e.what());
+    throw Error(Error::Kind::Failure, e.what());
   }
 }
 
@@ -136,14 +138,19 @@ std::shared_ptr<CompiledVariant> cached_or_compiled(const std::shared_ptr<const 
   {
     std::lock_guard<std::mutex> lock(p->mu);
     auto it = p->variants.find(text);
-    if (it != p->variants.end()) return it->second;
+    if (it != p->variants.end()) {
+      if (std::shared_ptr<CompiledVariant> alive = it->second.lock()) return alive;
+    }
   }
   // Compiled outside the lock (seconds, for a large pipeline); a second thread compiling
   // the same text meanwhile keeps the first one stored.
   const Schedule schedule = text.empty() ? Schedule{} : compile_schedule(text, file_name, p->ir);
   std::shared_ptr<CompiledVariant> v = compiled(p, text, schedule);
   std::lock_guard<std::mutex> lock(p->mu);
-  return p->variants.emplace(text, std::move(v)).first->second;
+  std::weak_ptr<CompiledVariant>& slot = p->variants[text];
+  if (std::shared_ptr<CompiledVariant> first = slot.lock()) return first;
+  slot = v;
+  return v;
 }
 
 std::string dims_text(const std::vector<int64_t>& extents) {
@@ -180,7 +187,8 @@ void check_view(const std::string& what, const BufferView& v, bool written) {
   if (v.dims[0].stride < 1) {
     throw UserError(what + " has stride " + std::to_string(v.dims[0].stride) +
                     " in dimension 0 (x); compiled code reads and writes rows left to right, "
-                    "so it must be positive: pass a copy (numpy: np.ascontiguousarray)");
+                    "so it must be positive" +
+                    (written ? std::string() : ": pass a copy (numpy: np.ascontiguousarray)"));
   }
   if (!written) return;
   // An output's elements must be distinct, or two of them would be written to one place:
@@ -198,6 +206,19 @@ void check_view(const std::string& what, const BufferView& v, bool written) {
     }
     span = std::max(span, d.stride * d.extent);
   }
+}
+
+/// A view as the code sees it: a dimension 0 of one element has no stride that matters
+/// (numpy gives a broadcast column stride 0), so it is dense.
+BufferView normalized(BufferView v) {
+  if (!v.dims.empty() && v.dims[0].extent == 1) v.dims[0].stride = 1;
+  return v;
+}
+
+Inputs normalized(const Inputs& inputs) {
+  Inputs out;
+  for (const auto& [name, view] : inputs) out.emplace(name, normalized(view));
+  return out;
 }
 
 Buffer as_buffer(const BufferView& v) {
@@ -300,13 +321,16 @@ std::vector<int64_t> output_extents(const CompiledVariant& v, const Inputs& inpu
                                     const Params& params) {
   return translated([&] {
     check_params(*v.pipeline, params);
-    return stipple::output_extents(v.pipeline->ir, input_buffers(*v.pipeline, inputs), params);
+    return stipple::output_extents(v.pipeline->ir, input_buffers(*v.pipeline, normalized(inputs)),
+                                   params);
   });
 }
 
-void realize(const CompiledVariant& v, const Inputs& inputs, const BufferView& output,
+void realize(const CompiledVariant& v, const Inputs& given_inputs, const BufferView& given_output,
              const Params& params) {
   translated([&] {
+    const Inputs inputs = normalized(given_inputs);
+    const BufferView output = normalized(given_output);
     const LoadedPipeline& p = *v.pipeline;
     check_params(p, params);
     const InputImages in = input_buffers(p, inputs);
@@ -346,23 +370,31 @@ void realize(const CompiledVariant& v, const Inputs& inputs, const BufferView& o
       if (view.dims[0].stride != 1) layout[name] = view.dims[0].stride;
     }
     if (output.dims[0].stride != 1) layout[p.ir.output.func] = output.dims[0].stride;
+    // The estimate and a new layout's compilation run outside the lock, so that other
+    // calls go on meanwhile; two threads meeting the same new layout at once may both
+    // compile it, and the first stored is kept.
+    bool checked = false;
     {
       std::lock_guard<std::mutex> lock(v.mu);
-      if (v.checked != key) {
-        WorkLimits limits;
-        limits.memory_option.clear();
-        limits.work_option.clear();
-        check_compiled_run(p.ir, in, params, extents, limits);
-        v.checked = key;
-      }
-      // A layout not seen before is compiled under the lock: calls on it wait for it, and
-      // it is compiled once.
+      checked = v.checked == key;
+      auto it = v.code.find(layout);
+      if (it != v.code.end()) code = it->second;
+    }
+    if (!checked) {
+      WorkLimits limits;
+      limits.memory_option.clear();
+      limits.work_option.clear();
+      check_compiled_run(p.ir, in, params, extents, limits);
+      std::lock_guard<std::mutex> lock(v.mu);
+      v.checked = key;
+    }
+    if (!code) {
+      LoweredFunction f = v.lowered;
+      f.inner_strides = layout;
+      std::shared_ptr<codegen::CompiledFunction> compiled = codegen::compile_for_host(f);
+      std::lock_guard<std::mutex> lock(v.mu);
       std::shared_ptr<codegen::CompiledFunction>& slot = v.code[layout];
-      if (!slot) {
-        LoweredFunction f = v.lowered;
-        f.inner_strides = layout;
-        slot = codegen::compile_for_host(f);
-      }
+      if (!slot) slot = std::move(compiled);
       code = slot;
     }
     Buffer out = as_buffer(output);

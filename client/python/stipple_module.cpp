@@ -37,6 +37,11 @@ PyObject* bad_input_type = nullptr;
 }
 
 stipple::ElementType element_type_of(const py::dtype& dt, const std::string& what) {
+  // Compiled code reads the machine's byte order ('=' or '<' here; '|' for bytes).
+  if (dt.byteorder() == '>') {
+    bad_input(what + " is big-endian (dtype " + std::string(py::str(py::object(dt))) +
+              "): pass a.astype(a.dtype.newbyteorder('='))");
+  }
   switch (dt.kind()) {
     case 'u':
       if (dt.itemsize() == 1) return stipple::ElementType::UInt8;
@@ -150,7 +155,8 @@ class PyFunction {
                                 : std::vector<py::ssize_t>{e[2], e[1], e[0]};
       } else {
         bad_input("the output has " + std::to_string(e.size()) +
-                  " dimensions; pass out= an array of them");
+                  " dimensions; the module runs pipelines on images (2 or 3), the C++ library "
+                  "on any");
       }
       result = py::array(dtype_of(f_.output_type()), shape);
     }
@@ -164,6 +170,7 @@ class PyFunction {
 
   void set_inputs(std::vector<stipple::PipelineInput> inputs) { inputs_ = std::move(inputs); }
   const std::string& schedule() const { return f_.schedule(); }
+  std::string output_type() const { return stipple::element_type_name(f_.output_type()); }
 
  private:
   /// The array itself, or for a float input given 8- or 16-bit pixels (what cv2.imread
@@ -192,6 +199,10 @@ PyFunction compile(const stipple::Pipeline& p, const std::optional<std::string>&
                    const std::optional<int>& variant) {
   const int given = (schedule ? 1 : 0) + (schedule_file ? 1 : 0) + (db || run || variant ? 1 : 0);
   if (given > 1) bad_input("give one of schedule=, schedule_file= or db=, run=, variant=");
+  if (schedule && schedule->find('\n') == std::string::npos && schedule->ends_with(".sched")) {
+    bad_input("schedule= takes a schedule's text, not '" + *schedule +
+              "': give a file as schedule_file=");
+  }
   if ((db || run || variant) && !(db && run)) {
     bad_input("a front's variant needs db= and run= (and variant=, default 0)");
   }
@@ -239,11 +250,21 @@ PYBIND11_MODULE(stipple, m) {
            "Runs the pipeline on `images` (an array, or a dict of them by input name) and "
            "returns the output (a new array, or `out`); params as keyword arguments. "
            "layout: 'hwc' (H x W x C, the default) or 'chw'.")
-      .def_property_readonly("schedule", &PyFunction::schedule);
+      .def_property_readonly("schedule", &PyFunction::schedule,
+                             "The schedule's text ('' for the default schedule).")
+      .def_property_readonly("output_type", &PyFunction::output_type,
+                             "The output's element type ('f32', 'u8', ...).");
 
   py::class_<stipple::Pipeline>(m, "Pipeline", "A .stp program, parsed and checked.")
-      .def(py::init([](const std::string& path) { return stipple::Pipeline::load(path); }),
-           py::arg("path"))
+      .def(py::init([](const std::string& path) {
+             if (path.find('\n') != std::string::npos) {
+               bad_input(
+                   "Pipeline(path) reads a .stp file; for a program's text use "
+                   "stipple.Pipeline.from_source(text)");
+             }
+             return stipple::Pipeline::load(path);
+           }),
+           py::arg("path"), "Reads and checks a .stp file.")
       .def_static("from_source", &stipple::Pipeline::from_source, py::arg("source"),
                   py::arg("file_name") = "pipeline.stp")
       .def_property_readonly("name", &stipple::Pipeline::name)

@@ -76,7 +76,8 @@ struct STIPPLE_API BufferView {
 
   /// Pixels interleaved (RGBRGB...): dimensions x, y, c with strides channels,
   /// row_stride (elements; 0: width * channels, rows back to back) and 1. With
-  /// channels 1 it is a two-dimensional (x, y) image.
+  /// channels 1 it is a two-dimensional (x, y) image (for a program's `f32[x, y]`; a gray
+  /// image for an `[x, y, c]` input is written out: {{w, 1}, {h, w}, {1, w * h}}).
   static BufferView interleaved(void* data, ElementType type, int64_t width, int64_t height,
                                 int64_t channels, int64_t row_stride = 0);
   /// One plane per channel (all of channel 0's rows, then channel 1's, ...): dimensions x,

@@ -3,6 +3,7 @@
 //
 //   stipple::Pipeline p = stipple::Pipeline::load("blur.stp");
 //   stipple::Function f = p.compile(stipple::FrontVariant{"stipple.db", 3, 0});
+//   std::vector<float> rgb = ...;   // the program's f32 RGB image, interleaved
 //   auto in = stipple::BufferView::interleaved(rgb.data(), width, height, 3);
 //   std::vector<float> out(width * height * 3);
 //   f.realize(in, stipple::BufferView::interleaved(out.data(), width, height, 3),
