@@ -227,7 +227,8 @@ Buffer as_buffer(const BufferView& v) {
   return Buffer::view(scalar_type(v.type), std::move(dims), v.data);
 }
 
-/// The caller's inputs as Buffers, checked as the command line checks its photos.
+/// The caller's inputs as Buffers: names the program declares, memory and strides (their
+/// types and dimensions are checked with the command line's messages by output_extents).
 InputImages input_buffers(const LoadedPipeline& p, const Inputs& inputs) {
   for (const auto& [name, view] : inputs) {
     if (!p.ir.find_input(name)) {
@@ -238,12 +239,11 @@ InputImages input_buffers(const LoadedPipeline& p, const Inputs& inputs) {
                       "' (its inputs: " + names + ")");
     }
   }
+  // A missing one is reported where the evaluator's checks find it (output_extents).
   InputImages buffers;
-  for (const InputDecl& decl : p.ir.inputs) {
-    auto it = inputs.find(decl.name);
-    if (it == inputs.end()) throw UserError("missing input image '" + decl.name + "'");
-    check_view("input image '" + decl.name + "'", it->second, false);
-    buffers.emplace(decl.name, as_buffer(it->second));
+  for (const auto& [name, view] : inputs) {
+    check_view("input image '" + name + "'", view, false);
+    buffers.emplace(name, as_buffer(view));
   }
   return buffers;
 }

@@ -177,9 +177,8 @@ std::vector<llvm::Value*> CodeGen::versioned_for_input_rows(
 llvm::Value* CodeGen::lanes_inside(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) {
   llvm::Value* lane0 =
       b_.CreateSExt(b_.CreateExtractElement(coords[0], uint64_t{0}), b_.getInt64Ty());
-  // The last lane's coordinate: the memory stride over the buffer's own inner stride.
-  const int64_t step = row_stride(buf, coords) / buf.inner_stride;
-  llvm::Value* last = b_.CreateAdd(lane0, i64((lanes_ - 1) * step));
+  // The last lane's coordinate (a row: row_stride(buf, coords) != 0, so the step is known).
+  llvm::Value* last = b_.CreateAdd(lane0, i64((lanes_ - 1) * *lane_stride(coords[0])));
   return b_.CreateAnd(b_.CreateICmpSGE(lane0, i64(0)), b_.CreateICmpSLT(last, buf.extent[0]));
 }
 

@@ -43,6 +43,28 @@ const char* layout_name(Layout l) {
   return "?";
 }
 
+/// Calls f(coordinate) for every coordinate of a box of `extents` (mins 0).
+template <typename F>
+void for_each_coordinate(const std::vector<int64_t>& extents, F&& f) {
+  int64_t count = 1;
+  for (int64_t e : extents) count *= e;
+  std::vector<int64_t> at(extents.size(), 0);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t r = i;
+    for (size_t k = 0; k < extents.size(); ++k) {
+      at[k] = r % extents[k];
+      r /= extents[k];
+    }
+    f(at);
+  }
+}
+
+std::vector<int64_t> extents_of(const Buffer& b) {
+  std::vector<int64_t> e;
+  for (int d = 0; d < b.dimensions(); ++d) e.push_back(b.extent(d));
+  return e;
+}
+
 /// A buffer in a layout of its own memory, with the values of a dense one.
 struct Laid {
   std::vector<std::byte> memory;
@@ -76,35 +98,23 @@ Laid lay_out(const Buffer& dense, Layout layout) {
   const size_t size = bytes_of(dense.type());
   out.memory.assign(static_cast<size_t>(elements) * size + 64, std::byte{0x5a});
   out.view = Buffer::view(dense.type(), d, out.memory.data() + origin * static_cast<int64_t>(size));
-  std::vector<int64_t> at(static_cast<size_t>(dims), 0);
-  for (int64_t i = 0; i < dense.element_count(); ++i) {
-    int64_t r = i;
-    for (int k = 0; k < dims; ++k) {
-      at[static_cast<size_t>(k)] = r % dense.extent(k);
-      r /= dense.extent(k);
-    }
-    out.view.set(at, dense.get(at));
-  }
+  for_each_coordinate(extents_of(dense),
+                      [&](const std::vector<int64_t>& at) { out.view.set(at, dense.get(at)); });
   return out;
 }
 
 /// Every element of `laid` equals `dense`'s; the first difference otherwise.
 std::string first_difference(const Buffer& dense, const Buffer& laid) {
-  std::vector<int64_t> at(static_cast<size_t>(dense.dimensions()), 0);
-  for (int64_t i = 0; i < dense.element_count(); ++i) {
-    int64_t r = i;
-    for (int k = 0; k < dense.dimensions(); ++k) {
-      at[static_cast<size_t>(k)] = r % dense.extent(k);
-      r /= dense.extent(k);
-    }
+  std::string first;
+  for_each_coordinate(extents_of(dense), [&](const std::vector<int64_t>& at) {
     const double a = dense.get(at), b = laid.get(at);
-    if (!(a == b) && !(a != a && b != b)) {
+    if (first.empty() && !(a == b) && !(a != a && b != b)) {
       std::string where;
       for (int64_t v : at) where += (where.empty() ? "" : ", ") + std::to_string(v);
-      return "at (" + where + "): dense " + std::to_string(a) + ", laid out " + std::to_string(b);
+      first = "at (" + where + "): dense " + std::to_string(a) + ", laid out " + std::to_string(b);
     }
-  }
-  return "";
+  });
+  return first;
 }
 
 Buffer random_image(ScalarType t, std::vector<int64_t> extents, std::mt19937_64& rng) {
@@ -145,17 +155,11 @@ void expect_same_in_layout(const Pipeline& p, const LoweredFunction& lowered,
   std::vector<bool> element_byte(out.memory.size(), false);
   const size_t size = bytes_of(expected.type());
   const auto* base = static_cast<const std::byte*>(out.view.data());
-  std::vector<int64_t> at(extents.size(), 0);
-  for (int64_t i = 0; i < expected.element_count(); ++i) {
-    int64_t r = i;
-    for (size_t k = 0; k < extents.size(); ++k) {
-      at[k] = r % extents[k];
-      r /= extents[k];
-    }
+  for_each_coordinate(extents, [&](const std::vector<int64_t>& at) {
     const size_t byte = static_cast<size_t>(base - out.memory.data()) +
                         static_cast<size_t>(out.view.offset_of(at)) * size;
     for (size_t b = 0; b < size; ++b) element_byte[byte + b] = true;
-  }
+  });
   size_t stray = 0;
   for (size_t i = 0; i < out.memory.size(); ++i) {
     stray += !element_byte[i] && out.memory[i] != std::byte{0x5a} ? 1 : 0;
