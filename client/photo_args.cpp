@@ -28,7 +28,8 @@ std::string bundled(const std::string& name) {
 
 }  // namespace
 
-std::vector<std::string> expand_images(const std::vector<std::string>& specs) {
+std::vector<std::string> expand_images(const std::vector<std::string>& specs,
+                                       const std::string& option) {
   std::vector<std::string> out;
   for (const std::string& spec : specs) {
     if (fs::is_directory(spec)) {
@@ -38,23 +39,24 @@ std::vector<std::string> expand_images(const std::vector<std::string>& specs) {
           found.push_back(entry.path().string());
       }
       std::sort(found.begin(), found.end());
-      if (found.empty()) throw UserError("--images " + spec + ": no .png or .jpg files in it");
+      if (found.empty()) throw UserError(option + " " + spec + ": no .png or .jpg files in it");
       out.insert(out.end(), found.begin(), found.end());
     } else if (fs::is_regular_file(spec)) {
       out.push_back(spec);
     } else {
-      throw UserError("--images " + spec + ": no such file or folder");
+      throw UserError(option + " " + spec + ": no such file or folder");
     }
   }
   return out;
 }
 
 PhotoSets choose_photos(const std::vector<std::string>& images,
-                        const std::vector<std::string>& test_images) {
+                        const std::vector<std::string>& test_images,
+                        const std::string& images_option, const std::string& test_images_option) {
   PhotoSets out;
   out.train = images.empty() ? std::vector<std::string>{bundled("natural-820x614.png")}
-                             : expand_images(images);
-  if (!test_images.empty()) out.test = expand_images(test_images);
+                             : expand_images(images, images_option);
+  if (!test_images.empty()) out.test = expand_images(test_images, test_images_option);
   if (images.empty() && test_images.empty()) out.test = {bundled("people-256x192.png")};
   if (out.test.empty()) {
     std::vector<std::string> train;

@@ -15,15 +15,14 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 #include "client/commands.h"
 #include "client/front_table.h"
 #include "client/load_pipeline.h"
 #include "client/open_database.h"
-#include "client/photo_args.h"
 #include "client/progress_printer.h"
+#include "client/tune_request.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
@@ -39,35 +38,13 @@ namespace stipple::cli {
 
 namespace {
 
-namespace fs = std::filesystem;
-
 struct TuneCliOptions {
-  std::string pipeline;
-  std::vector<std::string> images, test_images;
-  std::string strategy = search::kDefaultStrategy;
-  int64_t budget = 0;  // 0: the default (kDefaultBudget), unless --time is given
-  double time_s = 0;
+  TuneRequest request;  // FILE and the search's options
   std::string db = "stipple.db";
-  uint64_t seed = 1;
   int64_t resume = 0;
   bool remeasure = false;
-  bool exact = false;
-  std::string baseline;
-  int runs = 5;
-  int threads = 0;
-  double deadline = 60;
-  int population = 24;
-  std::vector<double> thresholds;
-  int generations = 200;
   std::string benchmark_lock = workers::kDefaultBenchmarkLock;
 };
-
-constexpr int64_t kDefaultBudget = 600;
-// With neither --budget nor --time, the search also stops after this long, so that the
-// README's first command takes the time it promises on the slowest of our machines too (a
-// Zen 3 VM measures about 1.6 candidates a second, a Zen 5 VM 4 to 5: the budget is reached
-// first there).
-constexpr double kDefaultSearchSeconds = 150;
 
 std::atomic<bool> g_stop{false};
 
@@ -95,27 +72,7 @@ int run_tune(TuneCliOptions opt) {
     }
     to = search::TuneOptions::from_json(run->options_json);
   } else {
-    to.pipeline_file = opt.pipeline;
-    const PhotoSets photos = choose_photos(opt.images, opt.test_images);
-    to.train_images = photos.train;
-    to.test_images = photos.test;
-    to.strategy = opt.strategy;
-    to.budget = opt.budget > 0 ? opt.budget : (opt.time_s > 0 ? INT64_MAX / 2 : kDefaultBudget);
-    to.time_budget_s = opt.time_s > 0 ? opt.time_s : opt.budget > 0 ? 0 : kDefaultSearchSeconds;
-    to.seed = opt.seed;
-    to.exact_only = opt.exact;
-    to.runs = opt.runs;
-    to.threads = opt.threads;
-    to.deadline_s = opt.deadline;
-    to.population = opt.population;
-    if (!opt.thresholds.empty()) to.thresholds = search::with_exact_threshold(opt.thresholds);
-    to.generations = opt.generations;
-    if (opt.baseline.empty()) {
-      fs::path hand = fs::path(opt.pipeline).replace_extension(".sched");
-      if (fs::exists(hand)) to.baseline_schedule = hand.string();
-    } else if (opt.baseline != "default") {
-      to.baseline_schedule = opt.baseline;
-    }
+    to = tune_options(opt.request);
   }
   to.remeasure = opt.remeasure;
 
@@ -191,42 +148,44 @@ CommandRunner add_tune_command(CLI::App& app) {
       "Search schedules and approximations of a pipeline; store every measurement and "
       "print the Pareto front of time versus error");
   auto opt = std::make_shared<TuneCliOptions>();
-  cmd->add_option("FILE", opt->pipeline, "the .stp pipeline");
-  cmd->add_option("--images", opt->images,
+  cmd->add_option("FILE", opt->request.pipeline, "the .stp pipeline");
+  cmd->add_option("--images", opt->request.images,
                   "photos to tune on (files or folders; repeatable). Every third is held out "
                   "for the test unless --test-images is given. Default: the bundled "
                   "datasets/fixtures photos (natural-820x614 to train, people-256x192 to test)");
-  cmd->add_option("--test-images", opt->test_images,
+  cmd->add_option("--test-images", opt->request.test_images,
                   "photos the front is re-measured on (files or folders)");
-  cmd->add_option("--strategy", opt->strategy, search::strategy_help())
+  cmd->add_option("--strategy", opt->request.strategy, search::strategy_help())
       ->check(CLI::IsMember(search::strategy_names()))
       ->capture_default_str();
-  auto* budget = cmd->add_option("--budget", opt->budget,
+  auto* budget = cmd->add_option("--budget", opt->request.budget,
                                  "evaluations on the training photos (default " +
                                      std::to_string(kDefaultBudget) + ", or " +
                                      std::to_string(int(kDefaultSearchSeconds)) +
                                      " s of search, whichever comes first)")
                      ->check(CLI::Range(int64_t(1), int64_t(1) << 40));
-  cmd->add_option("--time", opt->time_s, "stop after this many seconds instead of a budget")
+  cmd->add_option("--time", opt->request.time_s, "stop after this many seconds instead of a budget")
       ->check(CLI::Range(1.0, 1e7))
       ->excludes(budget);
   cmd->add_option("--db", opt->db, "the SQLite database")->capture_default_str();
-  cmd->add_option("--seed", opt->seed, "random seed of the strategies")->capture_default_str();
+  cmd->add_option("--seed", opt->request.seed, "random seed of the strategies")
+      ->capture_default_str();
   cmd->add_option("--resume", opt->resume,
                   "continue run RUN of --db (FILE and the search options are the run's)")
       ->check(CLI::Range(int64_t(1), INT64_MAX));
   cmd->add_flag("--remeasure", opt->remeasure,
                 "measure candidates again even when the database has them");
-  cmd->add_flag("--exact", opt->exact, "search exact schedules only (no perforation)");
-  cmd->add_option("--baseline", opt->baseline,
+  cmd->add_flag("--exact", opt->request.exact, "search exact schedules only (no perforation)");
+  cmd->add_option("--baseline", opt->request.baseline,
                   "the schedule speedups are against: a .sched file, or 'default'. Default: "
                   "FILE's .sched beside it when there is one");
-  cmd->add_option("--runs", opt->runs, "timed runs per photo (the median is kept)")
+  cmd->add_option("--runs", opt->request.runs, "timed runs per photo (the median is kept)")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();
-  cmd->add_option("--threads", opt->threads, "threads for parallel loops (default: one per core)")
+  cmd->add_option("--threads", opt->request.threads,
+                  "threads for parallel loops (default: one per core)")
       ->check(CLI::Range(1, 1024));
-  cmd->add_option("--deadline", opt->deadline,
+  cmd->add_option("--deadline", opt->request.deadline,
                   "seconds a candidate may take (compile and runs) before it is killed")
       ->check(CLI::Range(1.0, 86400.0))
       ->capture_default_str();
@@ -234,26 +193,26 @@ CommandRunner add_tune_command(CLI::App& app) {
                   "lock file shared with the workers and other tunes of this host, so that "
                   "one candidate at a time is timed ('none': no lock)")
       ->capture_default_str();
-  cmd->add_option("--thresholds", opt->thresholds,
+  cmd->add_option("--thresholds", opt->request.thresholds,
                   "the error levels of interest, in the pipeline's metric (mean Lab dE, or "
                   "RMSE in the output's units), comma-separated: hill climbing climbs once per "
                   "level, and progress shows the best speedup within each. Default: 1,2,5 "
                   "(exact is always included)")
       ->delimiter(',');
-  cmd->add_option("--population", opt->population,
+  cmd->add_option("--population", opt->request.population,
                   "genetic: population size (the paper: 100; smaller suits small budgets)")
       ->check(CLI::Range(2, 100000))
       ->capture_default_str();
-  cmd->add_option("--generations", opt->generations,
+  cmd->add_option("--generations", opt->request.generations,
                   "genetic: generations at most (the paper: 200; the budget usually ends the "
                   "run first)")
       ->check(CLI::Range(1, 100000))
       ->capture_default_str();
   return [opt]() {
-    if (opt->resume == 0 && opt->pipeline.empty()) {
+    if (opt->resume == 0 && opt->request.pipeline.empty()) {
       throw UserError("tune: give a pipeline FILE, or --resume RUN");
     }
-    if (opt->resume > 0 && !opt->pipeline.empty()) {
+    if (opt->resume > 0 && !opt->request.pipeline.empty()) {
       throw UserError("tune: --resume takes the pipeline from the run; leave FILE out");
     }
     return run_tune(*opt);

@@ -128,4 +128,9 @@ Function Pipeline::compile(const FrontVariant& variant) const {
       embedding::compile_front_variant(impl_, variant.database, variant.run, variant.variant));
 }
 
+TuneResult Pipeline::tune(const TuneOptions& options,
+                          const std::function<bool(const TuneProgress&)>& progress) const {
+  return embedding::tune(impl_, options, progress);
+}
+
 }  // namespace stipple

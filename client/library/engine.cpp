@@ -9,6 +9,8 @@
 #include <optional>
 #include <set>
 
+#include "client/library/loaded_pipeline.h"
+#include "client/library/translated_errors.h"
 #include "client/open_database.h"
 #include "compiler_core/codegen/backend.h"
 #include "compiler_core/codegen/run_lowered.h"
@@ -26,19 +28,6 @@
 #include "search/tuning_session.h"
 
 namespace stipple::embedding {
-
-struct LoadedPipeline {
-  Pipeline ir;
-  std::string name;
-  std::vector<PipelineInput> inputs;
-  std::vector<PipelineParam> params;
-  ElementType output_type = ElementType::Float32;
-  /// Variants by schedule text: compiling a schedule again while a Function of it lives
-  /// costs nothing. Not owned (a variant owns its pipeline): a variant no Function holds
-  /// is freed with its code.
-  mutable std::mutex mu;
-  mutable std::map<std::string, std::weak_ptr<CompiledVariant>> variants;
-};
 
 /// Generated code's layouts: the inner strides (LoweredFunction::inner_strides) of the
 /// buffers of a call, by name, where they are not 1.
@@ -88,25 +77,12 @@ ScalarType scalar_type(ElementType t) {
   throw Error(Error::Kind::BadInput, "not an element type: " + std::to_string(static_cast<int>(t)));
 }
 
-/// Runs `f`, translating the compiler's exceptions into the API's one, with the command
-/// line's messages (client/main.cpp) but for its "stipple: " prefix.
-template <typename F>
-auto translated(F&& f) -> decltype(f()) {
-  try {
-    return f();
-  } catch (const Error&) {
-    throw;
-  } catch (const UserError& e) {
-    throw Error(Error::Kind::BadInput, e.what());
-  } catch (const std::bad_alloc&) {
-    throw Error(Error::Kind::Failure, "out of memory");
-  } catch (const std::exception& e) {
-    throw Error(Error::Kind::Failure, e.what());
-  }
-}
-
-std::shared_ptr<const LoadedPipeline> loaded(Pipeline ir) {
+std::shared_ptr<const LoadedPipeline> loaded(Pipeline ir, std::string source, std::string file,
+                                             bool on_disk) {
   auto p = std::make_shared<LoadedPipeline>();
+  p->source = std::move(source);
+  p->file = std::move(file);
+  p->on_disk = on_disk;
   p->name = ir.name;
   for (const InputDecl& in : ir.inputs) {
     p->inputs.push_back({in.name, element_type(in.type.code), in.dim_names});
@@ -267,12 +243,17 @@ void set_threads(int threads) {
 int threads() { return ThreadPool::global_threads(); }
 
 std::shared_ptr<const LoadedPipeline> load_file(const std::string& path) {
-  return translated([&] { return loaded(load_pipeline_file(path)); });
+  return translated([&] {
+    std::string source = read_text_file(path, "pipeline");
+    Pipeline ir = compile_pipeline(source, path);
+    return loaded(std::move(ir), std::move(source), path, true);
+  });
 }
 
 std::shared_ptr<const LoadedPipeline> load_source(const std::string& source,
                                                   const std::string& file_name) {
-  return translated([&] { return loaded(compile_pipeline(source, file_name)); });
+  return translated(
+      [&] { return loaded(compile_pipeline(source, file_name), source, file_name, false); });
 }
 
 const std::string& pipeline_name(const LoadedPipeline& p) { return p.name; }

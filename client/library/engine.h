@@ -6,12 +6,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "stipple/buffer_view.h"
+#include "stipple/tuning.h"
 
 namespace stipple::embedding {
 
@@ -52,5 +54,12 @@ std::vector<int64_t> output_extents(const CompiledVariant& v, const Inputs& inpu
                                     const Params& params);
 void realize(const CompiledVariant& v, const Inputs& inputs, const BufferView& output,
              const Params& params);
+
+/// Pipeline::tune's callback: false stops the run after the batch being measured.
+using TuneCallback = std::function<bool(const TuneProgress&)>;
+/// A tuning run of `p` on this machine (tune.cpp). An exception of `progress` stops the
+/// run and is rethrown as it was.
+TuneResult tune(const std::shared_ptr<const LoadedPipeline>& p, const TuneOptions& options,
+                const TuneCallback& progress);
 
 }  // namespace stipple::embedding

@@ -5,6 +5,7 @@
 //   p = stipple.Pipeline("blur.stp")
 //   f = p.compile(db="stipple.db", run=3, variant=0)   # or schedule=..., schedule_file=...
 //   out = f(image, sigma=2.0)       # image: H x W x C (interleaved) or H x W
+//   r = p.tune(images="photos/", time=60, progress=print)   # a local tuning run
 //
 // An array's axes map onto the program's dimensions by `layout`: "hwc" (the default, as
 // OpenCV, imageio and PIL hand images over: y, x, c) or "chw" (c, y, x); its strides become
@@ -18,6 +19,8 @@
 #include <pybind11/stl.h>
 #include <stipple/stipple.h>
 
+#include <cmath>
+#include <cstdio>
 #include <map>
 #include <optional>
 #include <string>
@@ -117,6 +120,9 @@ class PyFunction {
     std::map<std::string, double> params;
     for (const auto& [key, value] : kwargs) {
       const std::string name = py::str(key);
+      if (py::isinstance<py::bool_>(value)) {
+        bad_input("param '" + name + "' is a bool; params are numbers");
+      }
       try {
         params[name] = value.cast<double>();
       } catch (const py::cast_error&) {
@@ -224,6 +230,88 @@ PyFunction compile(const stipple::Pipeline& p, const std::optional<std::string>&
   return pf;
 }
 
+/// Paths as the library takes them, from a str, an os.PathLike or a list of them.
+std::vector<std::string> paths_of(const py::object& value, const std::string& what) {
+  std::vector<std::string> out;
+  if (value.is_none()) return out;
+  const py::module_ os = py::module_::import("os");
+  auto add = [&](const py::handle& item) {
+    py::object path;
+    try {
+      path = os.attr("fspath")(item);
+    } catch (const py::error_already_set&) {
+    }
+    if (!path || !py::isinstance<py::str>(path)) {
+      bad_input(what + " takes paths (str or os.PathLike, or a list of them), not " +
+                std::string(py::str(py::type::of(item))));
+    }
+    out.push_back(path.cast<std::string>());
+  };
+  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+    add(value);
+  } else if (py::isinstance<py::iterable>(value)) {
+    for (const py::handle item : value) add(item);
+  } else {
+    add(value);  // says what it takes
+  }
+  return out;
+}
+
+/// Pipeline.tune(**options): a local tuning run (<stipple/tuning.h>). The GIL is released
+/// while candidates are measured and taken back for each progress report, where a
+/// KeyboardInterrupt (Ctrl-C) or the callback's own exception stops the run after the
+/// batch being measured and is raised from tune().
+stipple::TuneResult tune(const stipple::Pipeline& p, const std::string& db,
+                         const py::object& images, const py::object& test_images,
+                         const std::optional<std::string>& strategy,
+                         const std::optional<int64_t>& budget, const std::optional<double>& time,
+                         uint64_t seed, bool exact, const std::optional<std::string>& baseline,
+                         int runs, const std::optional<int>& threads, double deadline,
+                         const std::optional<std::vector<double>>& thresholds,
+                         const std::optional<std::string>& benchmark_lock,
+                         const py::object& progress) {
+  stipple::TuneOptions o;
+  o.database = db;
+  o.images = paths_of(images, "images=");
+  o.test_images = paths_of(test_images, "test_images=");
+  o.strategy = strategy.value_or("");
+  if (budget && *budget <= 0) bad_input("budget= must be a number of evaluations >= 1");
+  if (time && !(*time > 0)) bad_input("time= must be a number of seconds > 0");
+  o.budget = budget.value_or(0);
+  o.time_s = time.value_or(0);
+  o.seed = seed;
+  o.exact = exact;
+  o.baseline = baseline.value_or("");
+  o.runs = runs;
+  if (threads && *threads < 1) bad_input("threads= must be >= 1 (None: one per core)");
+  o.threads = threads.value_or(0);
+  o.deadline_s = deadline;
+  o.thresholds = thresholds.value_or(std::vector<double>{});
+  o.benchmark_lock = benchmark_lock.value_or("");
+  if (!progress.is_none() && !PyCallable_Check(progress.ptr())) {
+    bad_input("progress= takes a function of one argument (a stipple.TuneProgress)");
+  }
+  auto report = [&](const stipple::TuneProgress& pr) {
+    py::gil_scoped_acquire held;
+    bool go_on = true;
+    if (!progress.is_none()) {
+      const py::object answer = progress(pr);
+      go_on = answer.is_none() || PyObject_IsTrue(answer.ptr()) != 0;  // None: go on
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    return go_on;
+  };
+  py::gil_scoped_release unlocked;
+  return p.tune(o, report);
+}
+
+std::string number_text(double v) {
+  if (std::isnan(v)) return "nan";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", v);
+  return text;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(stipple, m) {
@@ -277,14 +365,20 @@ PYBIND11_MODULE(stipple, m) {
             }
             return out;
           })
-      .def_property_readonly("params",
-                             [](const stipple::Pipeline& p) {
-                               py::dict out;
-                               for (const stipple::PipelineParam& pp : p.params()) {
-                                 out[py::str(pp.name)] = pp.default_value;
-                               }
-                               return out;
-                             })
+      .def_property_readonly(
+          "params",
+          [](const stipple::Pipeline& p) {
+            py::dict out;
+            for (const stipple::PipelineParam& pp : p.params()) {
+              const bool integer = pp.type != stipple::ElementType::Float16 &&
+                                   pp.type != stipple::ElementType::Float32 &&
+                                   pp.type != stipple::ElementType::Float64;
+              out[py::str(pp.name)] =
+                  integer ? py::object(py::int_(static_cast<int64_t>(pp.default_value)))
+                          : py::object(py::float_(pp.default_value));
+            }
+            return out;
+          })
       .def_property_readonly("output_type",
                              [](const stipple::Pipeline& p) {
                                return std::string(element_type_name(p.output_type()));
@@ -293,7 +387,67 @@ PYBIND11_MODULE(stipple, m) {
            py::arg("schedule_file") = py::none(), py::arg("db") = py::none(),
            py::arg("run") = py::none(), py::arg("variant") = py::none(),
            "Compiles the pipeline: under the default schedule, a schedule's text, a schedule "
-           "file, or a variant of a tuning run's front (db=, run=, variant=).");
+           "file, or a variant of a tuning run's front (db=, run=, variant=).")
+      .def("tune", &tune, py::kw_only(), py::arg("db") = "stipple.db",
+           py::arg("images") = py::none(), py::arg("test_images") = py::none(),
+           py::arg("strategy") = py::none(), py::arg("budget") = py::none(),
+           py::arg("time") = py::none(), py::arg("seed") = 1, py::arg("exact") = false,
+           py::arg("baseline") = py::none(), py::arg("runs") = 5, py::arg("threads") = py::none(),
+           py::arg("deadline") = 60.0, py::arg("thresholds") = py::none(),
+           py::arg("benchmark_lock") = py::none(), py::arg("progress") = py::none(),
+           "Searches schedules and approximations on this machine, as `stipple tune` does, "
+           "storing every measurement in db; returns a TuneResult whose front's variants "
+           "compile(db=r.db, run=r.run, variant=i) takes. images/test_images: paths (files or "
+           "folders; default: the bundled photos). budget= evaluations or time= seconds "
+           "(default: 600 evaluations or 150 s). progress: called with a TuneProgress after "
+           "each batch; returning False stops the run (as does Ctrl-C).");
+
+  py::class_<stipple::TuneProgress>(m, "TuneProgress",
+                                    "A tuning run's progress, passed to tune(progress=...).")
+      .def_readonly("evaluations", &stipple::TuneProgress::evaluations)
+      .def_readonly("budget", &stipple::TuneProgress::budget)
+      .def_readonly("time_budget_s", &stipple::TuneProgress::time_budget_s)
+      .def_readonly("failures", &stipple::TuneProgress::failures)
+      .def_readonly("elapsed_s", &stipple::TuneProgress::elapsed_s)
+      .def_readonly("eta_s", &stipple::TuneProgress::eta_s)
+      .def_readonly("baseline_ms", &stipple::TuneProgress::baseline_ms)
+      .def_readonly("metric", &stipple::TuneProgress::metric)
+      .def_readonly("thresholds", &stipple::TuneProgress::thresholds)
+      .def_readonly("speedup_at", &stipple::TuneProgress::speedup_at)
+      .def_readonly("phase", &stipple::TuneProgress::phase)
+      .def("__repr__", [](const stipple::TuneProgress& p) {
+        return "<TuneProgress " + p.phase + " " + std::to_string(p.evaluations) + " evaluations, " +
+               number_text(p.elapsed_s) + " s>";
+      });
+
+  py::class_<stipple::FrontPoint>(m, "FrontPoint",
+                                  "A variant of a run's front, numbered as `stipple front` does.")
+      .def_readonly("variant", &stipple::FrontPoint::variant)
+      .def_readonly("baseline", &stipple::FrontPoint::baseline)
+      .def_readonly("train_ms", &stipple::FrontPoint::train_ms)
+      .def_readonly("train_error", &stipple::FrontPoint::train_error)
+      .def_readonly("test_ms", &stipple::FrontPoint::test_ms)
+      .def_readonly("test_error", &stipple::FrontPoint::test_error)
+      .def_readonly("speedup", &stipple::FrontPoint::speedup)
+      .def_readonly("schedule", &stipple::FrontPoint::schedule)
+      .def("__repr__", [](const stipple::FrontPoint& f) {
+        return "<FrontPoint " + std::to_string(f.variant) + (f.baseline ? " (baseline)" : "") +
+               ": " + number_text(f.train_ms) + " ms, error " + number_text(f.train_error) + ", " +
+               number_text(f.speedup) + "x>";
+      });
+
+  py::class_<stipple::TuneResult>(m, "TuneResult", "What Pipeline.tune returns.")
+      .def_readonly("db", &stipple::TuneResult::database)
+      .def_readonly("run", &stipple::TuneResult::run)
+      .def_readonly("stopped", &stipple::TuneResult::stopped,
+                    "The progress callback stopped the run (`stipple tune --resume RUN` "
+                    "continues it once this process has ended).")
+      .def_readonly("metric", &stipple::TuneResult::metric)
+      .def_readonly("front", &stipple::TuneResult::front)
+      .def("__repr__", [](const stipple::TuneResult& r) {
+        return "<TuneResult run " + std::to_string(r.run) + " of " + r.database + ": " +
+               std::to_string(r.front.size()) + " variants" + (r.stopped ? ", stopped" : "") + ">";
+      });
 
   m.def("set_threads", &stipple::set_threads, py::arg("threads"),
         "How many threads pipelines' parallel loops use (default: one per hardware thread).");

@@ -182,7 +182,7 @@ TEST_F(InstallPackage, ACppProgramRunsATunedVariantOnItsInterleavedImageAsTheCli
   EXPECT_NE(ran.output.find("run 1 has variants 0.."), std::string::npos) << ran.output;
 }
 
-TEST_F(InstallPackage, ThePythonModuleImportsFromThePrefixAndRuns) {
+TEST_F(InstallPackage, ThePythonModuleImportsFromThePrefixRunsAndTunes) {
   // Where the README says: PREFIX/lib/python3.X/dist-packages, finding libstipple.so in
   // PREFIX/lib without LD_LIBRARY_PATH.
   const std::string script =
@@ -191,12 +191,25 @@ TEST_F(InstallPackage, ThePythonModuleImportsFromThePrefixAndRuns) {
       "func out(x, y) = 2.0 * in(x, y)\\noutput out\\n', 'twice.stp')\n"
       "a = np.arange(12, dtype=np.float32).reshape(3, 4)\n"
       "assert np.array_equal(p.compile()(a), 2 * a)\n"
-      "print(stipple.__file__)\n";
+      "print(stipple.__file__)\n"
+      // A tuning run finds the installed stipple-evaluator beside the installed library
+      // (PREFIX/bin; never the build tree's).
+      "fx = '" +
+      source("datasets/fixtures/") +
+      "'\n"
+      "blur = stipple.Pipeline('" +
+      source("datasets/pipelines/two_pass_blur.stp") +
+      "')\n"
+      "r = blur.tune(db='t.db', images=fx + 'natural-high-64x48.png', test_images=fx + "
+      "'man-made-low-64x48.png', budget=4, runs=1, exact=True, benchmark_lock='none')\n"
+      "assert r.run == 1 and not r.stopped and r.front, r\n"
+      "print('tuned', len(r.front))\n";
   write("check.py", script);
   Result ran = shell("cd " + dir_.string() + " && PYTHONPATH=" + path("prefix") + "/" +
                      STIPPLE_PYTHON_DIR + " " + STIPPLE_PYTHON_EXECUTABLE + " check.py");
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
   EXPECT_NE(ran.output.find(path("prefix")), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find("tuned "), std::string::npos) << ran.output;
 }
 
 TEST_F(InstallPackage, ABadPipelineFailsTheUsersBuildWithItsLocation) {

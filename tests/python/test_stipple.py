@@ -5,12 +5,15 @@ STIPPLE_BINARY the `stipple` binary: photos go through `stipple run` as PNG file
 through the module as arrays, and the outputs must be equal value for value (the module's
 float output quantised as the command line quantises it for a 16-bit PNG).
 """
+import json
 import os
+import signal
 import struct
 import subprocess
 import threading
 import time
 import zlib
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -187,6 +190,62 @@ def test_a_tuned_variant_from_the_database(tmp_path):
     assert np.array_equal(quantised(f(image)), read_png(out))
     with pytest.raises(stipple.BadInput, match="run 1 has variants 0.."):
         stipple.Pipeline(stp).compile(db=db, run=1, variant=99)
+
+
+def small_tune(p, tmp_path, budget, **options):
+    """A quick local run on two 64 x 48 fixtures (paths given as pathlib.Path)."""
+    fixtures = os.path.join(SOURCE, "datasets", "fixtures")
+    return p.tune(db=str(tmp_path / "t.db"), images=Path(fixtures) / "natural-high-64x48.png",
+                  test_images=[Path(fixtures) / "man-made-low-64x48.png"], budget=budget, runs=2,
+                  benchmark_lock="none", **options)
+
+
+def test_tune_runs_locally_and_its_variants_compile(tmp_path):
+    stp = os.path.join(PIPELINES, "two_pass_blur.stp")
+    p = stipple.Pipeline(stp)
+    seen = []
+    r = small_tune(p, tmp_path, 8, exact=True, progress=seen.append)
+    assert (r.db, r.run, r.stopped) == (str(tmp_path / "t.db"), 1, False)
+    assert [s.phase for s in seen][0] == "baseline" and seen[-1].phase == "done"
+    assert seen[-1].evaluations == 8 and seen[-1].baseline_ms > 0
+    # The front as `stipple front` shows it, and each variant compiles to its schedule.
+    shown = json.loads(cli("front", "1", "--format", "json", "--db", r.db).stdout)
+    assert [v["schedule"] for v in shown["variants"]] == [f.schedule for f in r.front]
+    assert [v["train"]["time_ms"] for v in shown["variants"]] == [f.train_ms for f in r.front]
+    assert sum(f.baseline for f in r.front) == 1
+    for f in r.front:
+        assert p.compile(db=r.db, run=r.run, variant=f.variant).schedule == f.schedule
+    with pytest.raises(stipple.BadInput, match="strategy 'annealing' is not one of"):
+        small_tune(p, tmp_path, 8, strategy="annealing")
+    with pytest.raises(stipple.BadInput, match="images= takes paths"):
+        p.tune(images=3)
+
+
+def test_tune_stops_when_progress_says_so_or_raises(tmp_path):
+    p = stipple.Pipeline(os.path.join(PIPELINES, "two_pass_blur.stp"))
+    r = small_tune(p, tmp_path, 400, progress=lambda s: s.phase != "search")
+    assert r.stopped and r.front and all(np.isnan(f.test_ms) for f in r.front)
+
+    def fails(s):
+        if s.phase == "search":
+            raise RuntimeError("enough")
+
+    with pytest.raises(RuntimeError, match="enough"):
+        small_tune(p, tmp_path, 400, progress=fails)
+
+
+def test_ctrl_c_stops_a_tune_with_keyboard_interrupt(tmp_path):
+    """SIGINT while the run measures (the GIL released, no callback): the run stops after
+    its batch and tune() raises KeyboardInterrupt, as any Python call would."""
+    p = stipple.Pipeline(os.path.join(PIPELINES, "two_pass_blur.stp"))
+    timer = threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT))
+    timer.start()
+    start = time.perf_counter()
+    with pytest.raises(KeyboardInterrupt):
+        small_tune(p, tmp_path, None, time=40)
+    timer.join()
+    # Stopped after a batch, not raised when the 40 s of search had run out.
+    assert time.perf_counter() - start < 20
 
 
 def test_the_gil_is_released_while_a_pipeline_runs():

@@ -1,4 +1,4 @@
-// Stipple's embedding API, part 1 of 2: a program's own images as pipelines read and
+// Stipple's embedding API, part 1 of 3: a program's own images as pipelines read and
 // write them, what a pipeline declares, and the one exception type. Installed as
 // <stipple/buffer_view.h>; most programs include <stipple/stipple.h>, which includes this.
 //

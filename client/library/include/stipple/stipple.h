@@ -1,5 +1,5 @@
-// Stipple's embedding API: a pipeline, compiled under a schedule or a tuned variant, run
-// on a program's own buffers. Link Stipple::stipple (find_package(Stipple)).
+// Stipple's embedding API, part 3 of 3: a pipeline, compiled under a schedule or a tuned
+// variant, run on a program's own buffers. Link Stipple::stipple (find_package(Stipple)).
 //
 //   stipple::Pipeline p = stipple::Pipeline::load("blur.stp");
 //   stipple::Function f = p.compile(stipple::FrontVariant{"stipple.db", 3, 0});
@@ -9,6 +9,8 @@
 //   f.realize(in, stipple::BufferView::interleaved(out.data(), width, height, 3),
 //             {{"sigma", 2.0}});
 //
+//   stipple::TuneResult r = p.tune();   // or tune it here first, as `stipple tune` does
+//
 // compile() generates native code for this machine with the JIT, as `stipple run` does;
 // a Function keeps it, one compilation per layout of buffers it is called with (planar
 // and interleaved differ), so a program compiles once and calls many times. Functions are
@@ -16,12 +18,14 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "stipple/buffer_view.h"
+#include "stipple/tuning.h"
 
 namespace stipple {
 
@@ -97,6 +101,14 @@ class STIPPLE_API Pipeline {
   /// Under a variant of a tuning run's front. The run must have tuned this pipeline (the
   /// same program, up to comments and layout).
   Function compile(const FrontVariant& variant) const;
+
+  /// Searches schedules and approximations of the pipeline on this machine, as `stipple
+  /// tune` does (<stipple/tuning.h>), and returns the run's front. `progress`, called on
+  /// this thread after each batch of candidates, returns false to stop the run early; an
+  /// exception it throws stops the run too and leaves tune() as it was thrown. A pipeline
+  /// from source text is stored with its text; `stipple tune --resume` needs one from a file.
+  TuneResult tune(const TuneOptions& options = {},
+                  const std::function<bool(const TuneProgress&)>& progress = {}) const;
 
  private:
   explicit Pipeline(std::shared_ptr<const embedding::LoadedPipeline> impl)
