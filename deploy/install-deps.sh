@@ -31,6 +31,9 @@ packages=(
   chromium systemd python3-kubernetes python3-yaml
   # the Python module (client/python/) and its tests: pybind11, numpy arrays, pytest
   pybind11-dev python3-dev python3-numpy python3-pytest
+  # AArch64 code is checked under emulation (tests/client/aarch64_emulated_test.cpp):
+  # Debian's cross toolchain links it and qemu-user runs it
+  g++-aarch64-linux-gnu qemu-user-static
   # dataset builder (downloads opencv-doc's .deb and extracts it)
   dpkg-dev ca-certificates
 )
