@@ -23,4 +23,8 @@ std::unique_ptr<storage::Database> open_database(const std::string& path, Databa
   }
 }
 
+std::string db_option(const std::string& path) {
+  return path == "stipple.db" ? "" : " --db " + path;
+}
+
 }  // namespace stipple::cli

@@ -19,4 +19,8 @@ enum class DatabaseUse {
 /// database 'x.db': it is not a Stipple database ...").
 std::unique_ptr<storage::Database> open_database(const std::string& path, DatabaseUse use);
 
+/// The database as a command to copy names it: " --db PATH", or "" for the default
+/// (stipple.db), so that a hint printed for one database does not send its reader to another.
+std::string db_option(const std::string& path);
+
 }  // namespace stipple::cli

@@ -1,5 +1,7 @@
 #include "client/photo_args.h"
 
+#include <dlfcn.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -18,11 +20,22 @@ bool is_image(const fs::path& p) {
   return ext == ".png" || ext == ".jpg" || ext == ".jpeg";
 }
 
-// The bundled photos: a file of datasets/fixtures, from the working directory (a clone's
-// root) or else from the source tree this binary was built from.
+// The bundled photos: a file of datasets/fixtures in the working directory (a clone's
+// root); else, for an installed Stipple, PREFIX/share/stipple/fixtures (cmake/install.cmake),
+// found from the file this code is in (bin/stipple, or lib/libstipple.so for a program's
+// tune); else the source tree this was built from.
 std::string bundled(const std::string& name) {
   const std::string rel = "datasets/fixtures/" + name;
   if (fs::exists(rel)) return rel;
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&bundled), &info) && info.dli_fname) {
+    std::error_code ec;
+    const fs::path self = fs::canonical(info.dli_fname, ec);
+    for (const char* to_data : {STIPPLE_BINDIR_TO_DATADIR, STIPPLE_LIBDIR_TO_DATADIR}) {
+      const fs::path installed = self.parent_path() / to_data / "stipple/fixtures" / name;
+      if (!ec && fs::exists(installed)) return installed.lexically_normal().string();
+    }
+  }
   return std::string(STIPPLE_SOURCE_DIR) + "/" + rel;
 }
 

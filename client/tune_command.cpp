@@ -57,26 +57,22 @@ int run_tune(TuneCliOptions opt) {
   std::unique_ptr<storage::Database> db =
       open_database(opt.db, opt.resume > 0 ? DatabaseUse::Read : DatabaseUse::Write);
   search::TuneOptions to;
+  std::string source;
   if (opt.resume > 0) {
-    std::optional<storage::RunRecord> run = db->find_run(opt.resume);
-    if (!run) throw UserError("no run " + std::to_string(opt.resume) + " in " + opt.db);
-    if (run->state == "done") {
-      std::cout << "run " << run->id << " is already done; `stipple front " << run->id
-                << "` shows its front\n";
+    RunToResume resumed = run_to_resume(*db, opt.resume);
+    if (resumed.done) {
+      std::cout << "run " << opt.resume << " is already done; `stipple front " << opt.resume
+                << db_option(opt.db) << "` shows its front\n";
       return kExitOk;
     }
-    if (storage::run_may_be_live(*run)) {
-      throw UserError("run " + std::to_string(run->id) + " is still running (process " +
-                      identity_pid(run->owner) + " on " + identity_host(run->owner) +
-                      "); two processes never tune one run");
-    }
-    to = search::TuneOptions::from_json(run->options_json);
+    to = std::move(resumed.options);
+    source = std::move(resumed.source);
   } else {
     to = tune_options(opt.request);
+    source = read_text_file(to.pipeline_file, "pipeline");
   }
   to.remeasure = opt.remeasure;
 
-  const std::string source = read_text_file(to.pipeline_file, "pipeline");
   Pipeline p = compile_pipeline_reporting(source, to.pipeline_file);
   // Everything a run is made of is checked before the run is created: a bad baseline
   // must not leave a run behind that no one can continue.
@@ -132,8 +128,8 @@ int run_tune(TuneCliOptions opt) {
   std::signal(SIGINT, SIG_DFL);
   if (g_stop) {
     std::cout << "interrupted: run " << session.run_id() << " keeps every finished evaluation; "
-              << "continue it with `stipple tune --resume " << session.run_id() << " --db "
-              << opt.db << "`\n";
+              << "continue it with `stipple tune --resume " << session.run_id() << db_option(opt.db)
+              << "`\n";
     return kExitFailure;
   }
   print_front(std::cout, *db, session.run_id(), FrontFormat::Table);

@@ -1,8 +1,8 @@
 // What a user asks of a local tuning run, as `stipple tune`'s options and the embedding
 // library's Pipeline::tune (<stipple/tuning.h>) both take it, and the run's TuneOptions
 // made of it: the defaults (a budget, or a time, or neither) and the rules (the hand
-// schedule beside the program is the baseline; the bundled photos when none are given)
-// in one place.
+// schedule beside the program is the baseline; the bundled photos when none are given;
+// what a resumed run is made of) in one place.
 #pragma once
 
 #include <cstdint>
@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "search/tune_options.h"
+#include "storage/database.h"
 
 namespace stipple::cli {
 
@@ -47,5 +48,16 @@ struct TuneRequest {
 search::TuneOptions tune_options(const TuneRequest& request,
                                  const std::string& images_option = "--images",
                                  const std::string& test_images_option = "--test-images");
+
+/// A run to continue (`stipple tune --resume`, TuneOptions::resume): its stored options and
+/// the program it tuned, as stored with the run (whatever its file holds now, or whether
+/// it came from a file at all). `done`: the run is finished, and nothing else is set.
+/// UserError when there is no such run, or when its process may still be running it.
+struct RunToResume {
+  bool done = false;
+  search::TuneOptions options;
+  std::string source;
+};
+RunToResume run_to_resume(storage::Database& db, int64_t run_id);
 
 }  // namespace stipple::cli

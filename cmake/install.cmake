@@ -9,7 +9,8 @@
 #   target_link_libraries(app PRIVATE blur)              # app includes "blur.h"
 #
 # Layout: bin/stipple, bin/stipple-evaluator (found beside stipple), lib/libstipple.so,
-# include/stipple/, lib/libstipple_runtime.a, lib/cmake/Stipple/. The runtime is installed as a file and imported by the package
+# include/stipple/, lib/libstipple_runtime.a, lib/cmake/Stipple/, share/stipple/fixtures/
+# (the bundled photos). The runtime is installed as a file and imported by the package
 # rather than exported as a target: generated code needs only its C entry points, not
 # the compiler libraries its CMake target links for the JIT's buffers.
 include(GNUInstallDirs)
@@ -21,6 +22,9 @@ include(CMakePackageConfigHelpers)
 install(PROGRAMS $<TARGET_FILE:stipple> $<TARGET_FILE:stipple-evaluator>
         DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(FILES $<TARGET_FILE:stipple_runtime> DESTINATION ${CMAKE_INSTALL_LIBDIR})
+# The photos a tune uses when given none (client/photo_args.cpp finds them here).
+install(FILES datasets/fixtures/natural-820x614.png datasets/fixtures/people-256x192.png
+        DESTINATION ${CMAKE_INSTALL_DATADIR}/stipple/fixtures)
 
 set(STIPPLE_CMAKE_DIR ${CMAKE_INSTALL_LIBDIR}/cmake/Stipple)
 # The embedding library and its headers, exported as Stipple::stipple. Its run path needs

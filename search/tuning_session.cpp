@@ -85,10 +85,22 @@ storage::EvaluationRecord front_variant(storage::Database& db, int64_t run_id, i
   if (front.empty()) throw UserError(run + " has no front yet");
   if (variant < 0 || variant >= static_cast<int>(front.size())) {
     throw UserError(run + " has variants 0.." + std::to_string(front.size() - 1) +
-                    " (see `stipple front " + std::to_string(run_id) + "`), not " +
-                    std::to_string(variant));
+                    " (see `stipple front " + std::to_string(run_id) + " --db " + db.path() +
+                    "`), not " + std::to_string(variant));
   }
   return std::move(front[static_cast<size_t>(variant)].train);
+}
+
+void check_run_pipeline(storage::Database& db, int64_t run_id, const Pipeline& pipeline,
+                        const std::string& file) {
+  const std::optional<storage::RunRecord> run = db.find_run(run_id);
+  if (!run) throw UserError("no run " + std::to_string(run_id) + " in " + db.path());
+  const std::optional<storage::PipelineRecord> tuned = db.pipeline(run->pipeline_id);
+  if (!tuned || tuned->ir_hash != pipeline_ir_hash(pipeline)) {
+    throw UserError("run " + std::to_string(run_id) + " of " + db.path() + " tuned pipeline '" +
+                    (tuned ? tuned->name : std::string("?")) + "', a different program from '" +
+                    pipeline.name + "' (" + file + ")");
+  }
 }
 
 TuningSession::TuningSession(storage::Database& db, workers::Evaluator& evaluator,
@@ -156,6 +168,7 @@ void TuningSession::attach(int64_t run_id) {
                     "; this machine is " + evaluator_.target() +
                     " (timings of different machines are never mixed in one front)");
   }
+  check_run_pipeline(db_, run_id, pipeline_, options_.pipeline_file);
   run_id_ = run_id;
   pipeline_id_ = r->pipeline_id;
   dataset_id_ = r->dataset_id;
@@ -378,6 +391,7 @@ void TuningSession::run(const ProgressCallback& report) {
   for (size_t i : front) retest.push_back({train[i].key.schedule, std::nullopt, "front"});
   retest.push_back({baseline.key.schedule, std::nullopt, "front"});  // the baseline's test time
   publish("test");
+  if (stopped()) return;  // a stop asked for at this report: before the test photos
   std::vector<storage::EvaluationRecord> tested = evaluate(retest, "test");
   std::vector<storage::FrontPoint> stored;
   for (size_t k = 0; k < front.size(); ++k) {

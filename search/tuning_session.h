@@ -77,6 +77,12 @@ inline bool front_is_partial(const storage::RunRecord& run) { return run.state !
 /// embedding library. Throws UserError naming the variants there are.
 storage::EvaluationRecord front_variant(storage::Database& db, int64_t run_id, int variant);
 
+/// UserError unless run `run_id` tuned `pipeline` (the same structure; comments and layout
+/// aside): a run continued with another program would file that one's measurements
+/// under its own. `file` names the program in the message.
+void check_run_pipeline(storage::Database& db, int64_t run_id, const Pipeline& pipeline,
+                        const std::string& file);
+
 /// The name of the error the pipeline's front is in: "dE" (Lab) or "RMSE"; "error" when
 /// the stored pipeline no longer compiles (an older version of the language).
 std::string error_metric_name(storage::Database& db, int64_t pipeline_id);
@@ -90,7 +96,8 @@ class TuningSession {
 
   /// Creates the run's records and returns its id.
   int64_t create_run();
-  /// Continues run `run_id` (created by create_run with the same options).
+  /// Continues run `run_id` (created by create_run with the same options). UserError when
+  /// the run tuned another program, or was measured on another target.
   void attach(int64_t run_id);
   /// Runs to the budget (or until the strategies finish), then stores the front with its
   /// test measurements and marks the run done. Progress is reported after each batch.
@@ -99,8 +106,9 @@ class TuningSession {
   int64_t run_id() const { return run_id_; }
   /// How long the reuse model took to schedule the pipeline (0 when it was not used).
   double reuse_model_ms() const { return reuse_model_ms_; }
-  /// When *flag becomes true, run() returns after the batch being measured, without a
-  /// front; the run stays "running", to be resumed.
+  /// When *flag becomes true, run() returns after the batch being measured (or, raised at
+  /// the "test" report, before the test photos are measured), without a front; the run
+  /// stays "running", to be resumed.
   void set_stop_flag(const std::atomic<bool>* flag) { stop_ = flag; }
   bool stopped() const { return stop_ && *stop_; }
 
@@ -115,8 +123,8 @@ class TuningSession {
   double reuse_model_ms_ = 0;
   std::set<std::string> remeasured_;  // split + schedule measured by this process
   TuneProgress progress_;
-  std::unique_ptr<SearchSpace> space_;
-  const std::atomic<bool>* stop_ = nullptr;  // the strategies' space (they keep a reference)
+  std::unique_ptr<SearchSpace> space_;       // the strategies' space (they keep a reference)
+  const std::atomic<bool>* stop_ = nullptr;  // set_stop_flag's
 
   std::unique_ptr<Strategy> make_strategy(const std::string& baseline_text);
   /// Finds or measures each schedule on `split`, commits them (one transaction) linked to

@@ -82,7 +82,11 @@ struct RunRecord {
   std::string message;
 };
 
-/// A run whose state says running but whose owner is gone (killed, or its host rebooted).
+/// The owner of a released run (Database::release_run): no process.
+inline constexpr const char* kReleasedOwner = "released";
+
+/// A run whose state says running but whose owner is gone (killed, or its host rebooted)
+/// or was released. (A run from before schema 3 has no owner recorded: it may be live.)
 bool run_interrupted(const RunRecord& r);
 /// What a user is shown: the state, or "interrupted" for a run_interrupted one.
 std::string run_state_label(const RunRecord& r);
@@ -246,6 +250,11 @@ class Database {
   /// running clears both (a resumed run). One statement: a run is never marked failed
   /// without its reason.
   void set_run_state(int64_t run_id, const std::string& state, const std::string& message = "");
+  /// A run left running by a process that goes on without it (a program's tune stopped
+  /// by its callback): no process owns it any more, so it is interrupted at once, to be
+  /// resumed by anyone, rather than running until that process exits. No-op for a run
+  /// that is not running.
+  void release_run(int64_t run_id);
   void set_run_baseline(int64_t run_id, int64_t evaluation_id);
   std::optional<RunRecord> find_run(int64_t run_id);
   /// Newest first, with pipeline_name and evaluations filled.

@@ -63,7 +63,8 @@ void expect_changed(sqlite3* db, int64_t run_id) {
 }  // namespace
 
 bool run_interrupted(const RunRecord& r) {
-  return r.state == "running" && process_liveness(r.owner) == ProcessLiveness::Gone;
+  return r.state == "running" &&
+         (r.owner == kReleasedOwner || process_liveness(r.owner) == ProcessLiveness::Gone);
 }
 
 std::string run_state_label(const RunRecord& r) {
@@ -119,6 +120,16 @@ void Database::set_run_state(int64_t run_id, const std::string& state, const std
       .bind_text(4, message)
       .run();
   expect_changed(db_, run_id);
+  txn.commit();
+}
+
+void Database::release_run(int64_t run_id) {
+  std::lock_guard lock(mutex_);
+  Transaction txn(db_, Transaction::Kind::kWrite);
+  Statement(db_, "UPDATE runs SET owner = ? WHERE id = ? AND state = 'running'")
+      .bind_text(1, kReleasedOwner)
+      .bind_int(2, run_id)
+      .run();
   txn.commit();
 }
 

@@ -278,16 +278,9 @@ std::shared_ptr<CompiledVariant> compile_front_variant(
   return translated([&] {
     auto db = cli::open_database(database, cli::DatabaseUse::Read);
     const storage::EvaluationRecord chosen = search::front_variant(*db, run, variant);
-    const std::optional<storage::RunRecord> record = db->find_run(run);
-    const std::optional<storage::PipelineRecord> stored = db->pipeline(record->pipeline_id);
     // A schedule names a program's funcs and variables: one tuned for another program may
     // well check against this one and mean something else.
-    if (!stored || stored->ir_hash != search::pipeline_ir_hash(p->ir)) {
-      throw UserError("run " + std::to_string(run) + " of " + database + " tuned pipeline '" +
-                      (stored ? stored->name : std::string("?")) +
-                      "', a different program from this '" + p->name +
-                      "' (`stipple runs` lists each run's pipeline)");
-    }
+    search::check_run_pipeline(*db, run, p->ir, p->file);
     const std::string name =
         database + " run " + std::to_string(run) + " variant " + std::to_string(variant);
     return cached_or_compiled(p, chosen.key.schedule, name);

@@ -3,7 +3,9 @@
 // database and defaults; what differs is where the evaluator is found (beside the
 // library, not beside the program's executable), how the run stops (the caller's
 // progress callback, not Ctrl-C) and what is returned (the front as values, not a table).
+#include <cxxabi.h>
 #include <dlfcn.h>
+#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -11,6 +13,7 @@
 #include <cstdlib>
 #include <exception>
 #include <filesystem>
+#include <optional>
 
 #include "client/library/engine.h"
 #include "client/library/loaded_pipeline.h"
@@ -102,7 +105,14 @@ search::TuneOptions session_options(const LoadedPipeline& p, const TuneOptions& 
   r.threads = o.threads;
   r.deadline = o.deadline_s;
   r.thresholds = o.thresholds;
+  if (o.population < 2 || o.population > 100000) throw UserError("population must be in 2..100000");
+  if (o.generations < 1 || o.generations > 100000) {
+    throw UserError("generations must be in 1..100000");
+  }
+  r.population = o.population;
+  r.generations = o.generations;
   search::TuneOptions to = cli::tune_options(r, "images", "test_images");
+  to.remeasure = o.remeasure;
   // A bad baseline must not leave a run behind that no one can continue.
   if (!to.baseline_schedule.empty()) {
     compile_schedule(read_text_file(to.baseline_schedule, "schedule"), to.baseline_schedule, p.ir);
@@ -113,7 +123,7 @@ search::TuneOptions session_options(const LoadedPipeline& p, const TuneOptions& 
 TuneProgress public_progress(const search::TuneProgress& s) {
   TuneProgress p;
   p.evaluations = s.evaluations;
-  p.budget = s.budget;
+  p.budget = s.budget >= INT64_MAX / 2 ? 0 : s.budget;  // a run bounded by time only
   p.time_budget_s = s.time_budget_s;
   p.failures = s.failures;
   p.elapsed_s = s.elapsed_s;
@@ -143,10 +153,108 @@ std::vector<FrontPoint> front_points(storage::Database& db, int64_t run) {
     f.test_ms = e.test ? e.test->time_ms : NAN;
     f.test_error = e.test ? e.test->error : NAN;
     f.speedup = baseline_ms > 0 && f.train_ms > 0 ? baseline_ms / f.train_ms : NAN;
+    f.beside_front = e.beside_front;
     f.schedule = e.train.key.schedule;
     front.push_back(std::move(f));
   }
   return front;
+}
+
+TuneResult result_of(storage::Database& db, const std::string& database, int64_t run,
+                     bool stopped) {
+  TuneResult r;
+  r.database = database;
+  r.run = run;
+  r.stopped = stopped;
+  const std::optional<storage::RunRecord> record = db.find_run(run);
+  r.metric = search::error_metric_name(db, record->pipeline_id);
+  r.front = front_points(db, run);
+  return r;
+}
+
+/// Restores the process's SIGPIPE disposition, which LocalEvaluator sets to ignored (a
+/// child that dies while written to must be an error return): a library leaves its host
+/// program's signals as it found them.
+class SigpipeRestorer {
+ public:
+  SigpipeRestorer() { sigaction(SIGPIPE, nullptr, &saved_); }
+  ~SigpipeRestorer() { sigaction(SIGPIPE, &saved_, nullptr); }
+  SigpipeRestorer(const SigpipeRestorer&) = delete;
+  SigpipeRestorer& operator=(const SigpipeRestorer&) = delete;
+
+ private:
+  struct sigaction saved_ {};
+};
+
+TuneResult run_tuning(const LoadedPipeline& p, const TuneOptions& options,
+                      const TuneCallback& progress, std::exception_ptr& callback_error) {
+  // Everything the caller gave is checked before the database is opened (or created).
+  search::TuneOptions to;
+  std::unique_ptr<storage::Database> db;
+  if (options.resume > 0) {
+    db = cli::open_database(options.database, cli::DatabaseUse::Read);
+    cli::RunToResume resumed = cli::run_to_resume(*db, options.resume);
+    search::check_run_pipeline(*db, options.resume, p.ir, p.file);
+    if (resumed.done) return result_of(*db, options.database, options.resume, false);
+    to = std::move(resumed.options);  // the run's own, as `stipple tune --resume` takes them
+    to.remeasure = options.remeasure;
+  } else {
+    to = session_options(p, options);
+  }
+  workers::LocalEvaluatorOptions eo;
+  eo.server_binary = evaluator_binary();
+  eo.deadline_seconds = to.deadline_s;
+  eo.benchmark_lock = options.benchmark_lock.empty()     ? workers::kDefaultBenchmarkLock
+                      : options.benchmark_lock == "none" ? ""
+                                                         : options.benchmark_lock;
+  if (!eo.benchmark_lock.empty()) {
+    workers::require_benchmark_lock(eo.benchmark_lock, "benchmark_lock");
+  }
+  if (!db) db = cli::open_database(options.database, cli::DatabaseUse::Write);
+
+  workers::EvaluationSetup setup;
+  setup.pipeline_source = p.source;
+  setup.pipeline_file = p.file;
+  setup.images = {{"train", to.train_images}, {"test", to.test_images}};
+  setup.runs = to.runs;
+  setup.threads = to.threads;
+  const SigpipeRestorer sigpipe;  // declared first: restored after the evaluator is gone
+  workers::LocalEvaluator evaluator(setup, eo);
+
+  std::atomic<bool> stop{false};  // declared before the session that points at it
+  search::TuningSession session(*db, evaluator, p.ir, p.source, to);
+  session.set_stop_flag(&stop);
+  if (options.resume > 0) {
+    session.attach(options.resume);
+  } else {
+    session.create_run();
+  }
+  // However the run ends early (the callback, an error), no process is left owning it:
+  // it is interrupted at once, for `stipple tune --resume` or TuneOptions::resume.
+  struct Release {
+    storage::Database& db;
+    int64_t run;
+    ~Release() {
+      try {
+        db.release_run(run);  // a no-op for a done or failed run
+      } catch (...) {
+      }
+    }
+  } release{*db, session.run_id()};
+  session.run([&](const search::TuneProgress& s) {
+    if (!progress || stop) return;
+    try {
+      if (!progress(public_progress(s))) stop = true;
+    } catch (abi::__forced_unwind&) {
+      throw;  // a thread being cancelled or exiting (pthread_exit) must unwind
+    } catch (...) {
+      callback_error = std::current_exception();
+      stop = true;
+    }
+  });
+  // A stop asked for after the last measurement ("done") stops nothing.
+  const bool done = db->find_run(session.run_id())->state == "done";
+  return result_of(*db, options.database, session.run_id(), !done);
 }
 
 }  // namespace
@@ -154,55 +262,20 @@ std::vector<FrontPoint> front_points(storage::Database& db, int64_t run) {
 TuneResult tune(const std::shared_ptr<const LoadedPipeline>& p, const TuneOptions& options,
                 const TuneCallback& progress) {
   // An exception of the caller's callback reaches the caller as it was thrown, after the
-  // run has stopped; the library's own are translated.
+  // run has stopped, even when the library failed afterwards (its failure came of the
+  // stop); the library's own are translated.
   std::exception_ptr callback_error;
-  TuneResult result = translated([&] {
-    // Everything the caller gave is checked before the database is opened (or created).
-    const search::TuneOptions to = session_options(*p, options);
-    workers::LocalEvaluatorOptions eo;
-    eo.server_binary = evaluator_binary();
-    eo.deadline_seconds = to.deadline_s;
-    eo.benchmark_lock = options.benchmark_lock.empty()     ? workers::kDefaultBenchmarkLock
-                        : options.benchmark_lock == "none" ? ""
-                                                           : options.benchmark_lock;
-    if (!eo.benchmark_lock.empty())
-      workers::require_benchmark_lock(eo.benchmark_lock, "benchmark_lock");
-    std::unique_ptr<storage::Database> db =
-        cli::open_database(options.database, cli::DatabaseUse::Write);
-
-    workers::EvaluationSetup setup;
-    setup.pipeline_source = p->source;
-    setup.pipeline_file = p->file;
-    setup.images = {{"train", to.train_images}, {"test", to.test_images}};
-    setup.runs = to.runs;
-    setup.threads = to.threads;
-    workers::LocalEvaluator evaluator(setup, eo);
-
-    search::TuningSession session(*db, evaluator, p->ir, p->source, to);
-    std::atomic<bool> stop{false};
-    session.set_stop_flag(&stop);
-    session.create_run();
-    session.run([&](const search::TuneProgress& s) {
-      if (!progress || stop) return;
-      try {
-        if (!progress(public_progress(s))) stop = true;
-      } catch (...) {
-        callback_error = std::current_exception();
-        stop = true;
-      }
-    });
-
-    TuneResult r;
-    r.database = options.database;
-    r.run = session.run_id();
-    r.stopped = stop;
-    const std::optional<storage::RunRecord> run = db->find_run(r.run);
-    r.metric = search::error_metric_name(*db, run->pipeline_id);
-    r.front = front_points(*db, r.run);
-    return r;
-  });
+  std::optional<TuneResult> result;
+  try {
+    result = translated([&] { return run_tuning(*p, options, progress, callback_error); });
+  } catch (abi::__forced_unwind&) {
+    throw;
+  } catch (...) {
+    if (callback_error) std::rethrow_exception(callback_error);
+    throw;
+  }
   if (callback_error) std::rethrow_exception(callback_error);
-  return result;
+  return std::move(*result);
 }
 
 }  // namespace stipple::embedding

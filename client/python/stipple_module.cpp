@@ -199,37 +199,6 @@ class PyFunction {
   std::vector<stipple::PipelineInput> inputs_;
 };
 
-PyFunction compile(const stipple::Pipeline& p, const std::optional<std::string>& schedule,
-                   const std::optional<std::string>& schedule_file,
-                   const std::optional<std::string>& db, const std::optional<int64_t>& run,
-                   const std::optional<int>& variant) {
-  const int given = (schedule ? 1 : 0) + (schedule_file ? 1 : 0) + (db || run || variant ? 1 : 0);
-  if (given > 1) bad_input("give one of schedule=, schedule_file= or db=, run=, variant=");
-  if (schedule && schedule->find('\n') == std::string::npos && schedule->ends_with(".sched")) {
-    bad_input("schedule= takes a schedule's text, not '" + *schedule +
-              "': give a file as schedule_file=");
-  }
-  if ((db || run || variant) && !(db && run)) {
-    bad_input("a front's variant needs db= and run= (and variant=, default 0)");
-  }
-  std::optional<stipple::Function> f;
-  {
-    py::gil_scoped_release unlocked;  // compiling takes a while
-    if (schedule) {
-      f = p.compile(*schedule);
-    } else if (schedule_file) {
-      f = p.compile_file(*schedule_file);
-    } else if (db) {
-      f = p.compile(stipple::FrontVariant{*db, *run, variant.value_or(0)});
-    } else {
-      f = p.compile();
-    }
-  }
-  PyFunction pf(std::move(*f));
-  pf.set_inputs(p.inputs());
-  return pf;
-}
-
 /// Paths as the library takes them, from a str, an os.PathLike or a list of them.
 std::vector<std::string> paths_of(const py::object& value, const std::string& what) {
   std::vector<std::string> out;
@@ -257,59 +226,205 @@ std::vector<std::string> paths_of(const py::object& value, const std::string& wh
   return out;
 }
 
-/// Pipeline.tune(**options): a local tuning run (<stipple/tuning.h>). The GIL is released
-/// while candidates are measured and taken back for each progress report, where a
-/// KeyboardInterrupt (Ctrl-C) or the callback's own exception stops the run after the
-/// batch being measured and is raised from tune().
-stipple::TuneResult tune(const stipple::Pipeline& p, const std::string& db,
-                         const py::object& images, const py::object& test_images,
-                         const std::optional<std::string>& strategy,
-                         const std::optional<int64_t>& budget, const std::optional<double>& time,
-                         uint64_t seed, bool exact, const std::optional<std::string>& baseline,
-                         int runs, const std::optional<int>& threads, double deadline,
-                         const std::optional<std::vector<double>>& thresholds,
-                         const std::optional<std::string>& benchmark_lock,
-                         const py::object& progress) {
-  stipple::TuneOptions o;
-  o.database = db;
-  o.images = paths_of(images, "images=");
-  o.test_images = paths_of(test_images, "test_images=");
-  o.strategy = strategy.value_or("");
-  if (budget && *budget <= 0) bad_input("budget= must be a number of evaluations >= 1");
-  if (time && !(*time > 0)) bad_input("time= must be a number of seconds > 0");
-  o.budget = budget.value_or(0);
-  o.time_s = time.value_or(0);
-  o.seed = seed;
-  o.exact = exact;
-  o.baseline = baseline.value_or("");
-  o.runs = runs;
-  if (threads && *threads < 1) bad_input("threads= must be >= 1 (None: one per core)");
-  o.threads = threads.value_or(0);
-  o.deadline_s = deadline;
-  o.thresholds = thresholds.value_or(std::vector<double>{});
-  o.benchmark_lock = benchmark_lock.value_or("");
-  if (!progress.is_none() && !PyCallable_Check(progress.ptr())) {
-    bad_input("progress= takes a function of one argument (a stipple.TuneProgress)");
-  }
-  auto report = [&](const stipple::TuneProgress& pr) {
-    py::gil_scoped_acquire held;
-    bool go_on = true;
-    if (!progress.is_none()) {
-      const py::object answer = progress(pr);
-      go_on = answer.is_none() || PyObject_IsTrue(answer.ptr()) != 0;  // None: go on
-    }
-    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
-    return go_on;
-  };
-  py::gil_scoped_release unlocked;
-  return p.tune(o, report);
-}
-
 std::string number_text(double v) {
   if (std::isnan(v)) return "nan";
   char text[32];
   std::snprintf(text, sizeof text, "%.4g", v);
   return text;
+}
+
+/// A path from a str or an os.PathLike.
+std::string path_of(const py::handle& value, const std::string& what) {
+  std::vector<std::string> paths;
+  if (py::isinstance<py::str>(value) || py::hasattr(value, "__fspath__")) {
+    paths = paths_of(py::reinterpret_borrow<py::object>(value), what);
+  }
+  if (paths.size() != 1) {
+    bad_input(what + " takes a path (str or os.PathLike), not " +
+              std::string(py::str(py::type::of(value))));
+  }
+  return paths[0];
+}
+
+PyFunction compile(const stipple::Pipeline& p, const std::optional<std::string>& schedule,
+                   const py::object& schedule_file_arg, const py::object& db_arg,
+                   const std::optional<int64_t>& run, const std::optional<int>& variant) {
+  std::optional<std::string> schedule_file, db;
+  if (!schedule_file_arg.is_none()) schedule_file = path_of(schedule_file_arg, "schedule_file=");
+  if (!db_arg.is_none()) db = path_of(db_arg, "db=");
+  const int given = (schedule ? 1 : 0) + (schedule_file ? 1 : 0) + (db || run || variant ? 1 : 0);
+  if (given > 1) bad_input("give one of schedule=, schedule_file= or db=, run=, variant=");
+  if (schedule && schedule->find('\n') == std::string::npos && schedule->ends_with(".sched")) {
+    bad_input("schedule= takes a schedule's text, not '" + *schedule +
+              "': give a file as schedule_file=");
+  }
+  if ((db || run || variant) && !(db && run)) {
+    bad_input("a front's variant needs db= and run= (and variant=, default 0)");
+  }
+  std::optional<stipple::Function> f;
+  {
+    py::gil_scoped_release unlocked;  // compiling takes a while
+    if (schedule) {
+      f = p.compile(*schedule);
+    } else if (schedule_file) {
+      f = p.compile_file(*schedule_file);
+    } else if (db) {
+      f = p.compile(stipple::FrontVariant{*db, *run, variant.value_or(0)});
+    } else {
+      f = p.compile();
+    }
+  }
+  PyFunction pf(std::move(*f));
+  pf.set_inputs(p.inputs());
+  return pf;
+}
+
+/// The options of Pipeline.tune, by their Python names, read with messages that use them
+/// (pybind11's own say only that the arguments did not match).
+class TuneKeywords {
+ public:
+  static constexpr const char* kNames =
+      "db, images, test_images, strategy, budget, time, seed, exact, baseline, runs, threads, "
+      "deadline, thresholds, population, generations, remeasure, resume, benchmark_lock, "
+      "progress";
+
+  explicit TuneKeywords(const py::kwargs& kwargs) {
+    for (const auto& [key, value] : kwargs) {
+      const std::string name = py::str(key);
+      if (value.is_none()) continue;  // None: the default
+      read(name, value);
+    }
+    if (o.budget > 0 && o.time_s > 0) {
+      bad_input("give budget= or time=, not both (a run stops at one of them)");
+    }
+  }
+
+  stipple::TuneOptions o;
+  py::object progress = py::none();
+
+ private:
+  void read(const std::string& name, const py::handle& v) {
+    const std::string what = name + "=";
+    if (name == "db") {
+      o.database = path_of(v, what);
+    } else if (name == "images") {
+      o.images = paths_of(py::reinterpret_borrow<py::object>(v), what);
+    } else if (name == "test_images") {
+      o.test_images = paths_of(py::reinterpret_borrow<py::object>(v), what);
+    } else if (name == "strategy") {
+      o.strategy = text(v, what);
+    } else if (name == "budget") {
+      o.budget = integer(v, what, 1, int64_t(1) << 40);
+    } else if (name == "time") {
+      o.time_s = number(v, what, 1e-3, 1e7);
+    } else if (name == "seed") {
+      o.seed = static_cast<uint64_t>(integer(v, what, 0, INT64_MAX));
+    } else if (name == "exact") {
+      o.exact = flag(v, what);
+    } else if (name == "baseline") {
+      o.baseline = path_of(v, what);
+    } else if (name == "runs") {
+      o.runs = static_cast<int>(integer(v, what, 1, 1000));
+    } else if (name == "threads") {
+      o.threads = static_cast<int>(integer(v, what, 1, 1024));
+    } else if (name == "deadline") {
+      o.deadline_s = number(v, what, 1, 86400);
+    } else if (name == "thresholds") {
+      // One level or several; each a mean error > 0 (exact is always included).
+      std::vector<py::handle> items;
+      if (py::isinstance<py::str>(v) || !py::isinstance<py::iterable>(v)) {
+        items.push_back(v);
+      } else {
+        for (const py::handle item : v) items.push_back(item);
+      }
+      for (const py::handle item : items) o.thresholds.push_back(number(item, what, 1e-12, 1e12));
+    } else if (name == "population") {
+      o.population = static_cast<int>(integer(v, what, 2, 100000));
+    } else if (name == "generations") {
+      o.generations = static_cast<int>(integer(v, what, 1, 100000));
+    } else if (name == "remeasure") {
+      o.remeasure = flag(v, what);
+    } else if (name == "resume") {
+      o.resume = integer(v, what, 1, INT64_MAX);
+    } else if (name == "benchmark_lock") {
+      o.benchmark_lock = py::isinstance<py::str>(v) ? text(v, what) : path_of(v, what);
+    } else if (name == "progress") {
+      if (!PyCallable_Check(v.ptr())) {
+        bad_input("progress= takes a function of one argument (a stipple.TuneProgress)");
+      }
+      progress = py::reinterpret_borrow<py::object>(v);
+    } else {
+      bad_input("tune() has no option '" + name + "' (its options: " + kNames + ")");
+    }
+  }
+
+  static std::string type_name(const py::handle& v) { return py::str(py::type::of(v)); }
+
+  static std::string text(const py::handle& v, const std::string& what) {
+    if (!py::isinstance<py::str>(v)) bad_input(what + " takes a str, not " + type_name(v));
+    return v.cast<std::string>();
+  }
+
+  static bool flag(const py::handle& v, const std::string& what) {
+    if (!py::isinstance<py::bool_>(v))
+      bad_input(what + " takes True or False, not " + type_name(v));
+    return v.cast<bool>();
+  }
+
+  static int64_t integer(const py::handle& v, const std::string& what, int64_t lo, int64_t hi) {
+    // bool is an int in Python, but budget=True is a mistake.
+    if (py::isinstance<py::bool_>(v) || !py::isinstance<py::int_>(v)) {
+      bad_input(what + " takes an integer, not " + type_name(v));
+    }
+    const auto n = v.cast<long long>();
+    if (n < lo || n > hi) {
+      bad_input(what + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) + ", not " +
+                std::to_string(n));
+    }
+    return n;
+  }
+
+  static double number(const py::handle& v, const std::string& what, double lo, double hi) {
+    if (py::isinstance<py::bool_>(v) ||
+        !(py::isinstance<py::int_>(v) || py::isinstance<py::float_>(v))) {
+      bad_input(what + " takes a number, not " + type_name(v));
+    }
+    const double x = v.cast<double>();
+    if (!(x >= lo && x <= hi)) {
+      bad_input(what + " must be a number in " + number_text(lo) + ".." + number_text(hi) +
+                ", not " + number_text(x));
+    }
+    return x;
+  }
+};
+
+/// Pipeline.tune(**options): a local tuning run (<stipple/tuning.h>). The GIL is released
+/// while candidates are measured and taken back for each progress report, where a
+/// KeyboardInterrupt (Ctrl-C, noticed by Python on the main thread only) or the callback's
+/// own exception stops the run after the batch being measured and is raised from tune().
+stipple::TuneResult tune(const stipple::Pipeline& p, const py::args& args,
+                         const py::kwargs& kwargs) {
+  if (!args.empty()) {
+    bad_input(std::string("tune() takes its options by name: ") + TuneKeywords::kNames);
+  }
+  const TuneKeywords k(kwargs);
+  const py::object& progress = k.progress;
+  auto report = [&](const stipple::TuneProgress& pr) {
+    py::gil_scoped_acquire held;
+    bool go_on = true;
+    if (!progress.is_none()) {
+      const py::object answer = progress(pr);
+      if (!answer.is_none()) {  // None (a function without a return): go on
+        const int truth = PyObject_IsTrue(answer.ptr());
+        if (truth < 0) throw py::error_already_set();  // its __bool__ raised
+        go_on = truth != 0;
+      }
+    }
+    if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+    return go_on;
+  };
+  py::gil_scoped_release unlocked;
+  return p.tune(k.o, report);
 }
 
 }  // namespace
@@ -344,7 +459,8 @@ PYBIND11_MODULE(stipple, m) {
                              "The output's element type ('f32', 'u8', ...).");
 
   py::class_<stipple::Pipeline>(m, "Pipeline", "A .stp program, parsed and checked.")
-      .def(py::init([](const std::string& path) {
+      .def(py::init([](const py::object& path_arg) {
+             const std::string path = path_of(path_arg, "Pipeline(path)");
              if (path.find('\n') != std::string::npos) {
                bad_input(
                    "Pipeline(path) reads a .stp file; for a program's text use "
@@ -388,19 +504,18 @@ PYBIND11_MODULE(stipple, m) {
            py::arg("run") = py::none(), py::arg("variant") = py::none(),
            "Compiles the pipeline: under the default schedule, a schedule's text, a schedule "
            "file, or a variant of a tuning run's front (db=, run=, variant=).")
-      .def("tune", &tune, py::kw_only(), py::arg("db") = "stipple.db",
-           py::arg("images") = py::none(), py::arg("test_images") = py::none(),
-           py::arg("strategy") = py::none(), py::arg("budget") = py::none(),
-           py::arg("time") = py::none(), py::arg("seed") = 1, py::arg("exact") = false,
-           py::arg("baseline") = py::none(), py::arg("runs") = 5, py::arg("threads") = py::none(),
-           py::arg("deadline") = 60.0, py::arg("thresholds") = py::none(),
-           py::arg("benchmark_lock") = py::none(), py::arg("progress") = py::none(),
+      .def("tune", &tune,
+           "tune(*, db='stipple.db', images=None, test_images=None, strategy='portfolio', "
+           "budget=None, time=None, seed=1, exact=False, baseline=None, runs=5, threads=None, "
+           "deadline=60, thresholds=(1, 2, 5), population=24, generations=200, remeasure=False, "
+           "resume=None, benchmark_lock=None, progress=None) -> TuneResult\n\n"
            "Searches schedules and approximations on this machine, as `stipple tune` does, "
            "storing every measurement in db; returns a TuneResult whose front's variants "
            "compile(db=r.db, run=r.run, variant=i) takes. images/test_images: paths (files or "
            "folders; default: the bundled photos). budget= evaluations or time= seconds "
            "(default: 600 evaluations or 150 s). progress: called with a TuneProgress after "
-           "each batch; returning False stops the run (as does Ctrl-C).");
+           "each batch; returning False stops the run, as does an exception it raises or "
+           "Ctrl-C (on the main thread). resume=RUN continues a stopped run of db.");
 
   py::class_<stipple::TuneProgress>(m, "TuneProgress",
                                     "A tuning run's progress, passed to tune(progress=...).")
@@ -429,6 +544,8 @@ PYBIND11_MODULE(stipple, m) {
       .def_readonly("test_ms", &stipple::FrontPoint::test_ms)
       .def_readonly("test_error", &stipple::FrontPoint::test_error)
       .def_readonly("speedup", &stipple::FrontPoint::speedup)
+      .def_readonly("beside_front", &stipple::FrontPoint::beside_front,
+                    "The baseline shown beside a front that dominates it: not a point of it.")
       .def_readonly("schedule", &stipple::FrontPoint::schedule)
       .def("__repr__", [](const stipple::FrontPoint& f) {
         return "<FrontPoint " + std::to_string(f.variant) + (f.baseline ? " (baseline)" : "") +

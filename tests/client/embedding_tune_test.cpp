@@ -2,13 +2,17 @@
 // small run on two fixture photos is stored as `stipple tune` stores one (the run's row
 // read back from SQLite, its front as `stipple front --format json` prints it), each
 // variant it returns compiles to the schedule shown; the progress callback stops a run
-// after its batch or stops it by throwing; bad options are refused before a run exists.
+// after its batch or stops it by throwing, leaving it interrupted, and the library or the
+// command line resumes it with the program it tuned; bad options are refused before a
+// run exists.
 #include <gtest/gtest.h>
 #include <stipple/stipple.h>
 
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -105,21 +109,119 @@ TEST_F(EmbeddingTune, StoresTheRunAndReturnsTheFrontAsTheCommandLineShowsIt) {
   EXPECT_EQ(baselines, 1);
 }
 
-TEST_F(EmbeddingTune, ProgressReturningFalseStopsAfterTheBatch) {
+TEST_F(EmbeddingTune, ProgressReturningFalseStopsAfterTheBatchAndResumeFinishesTheRun) {
   int64_t at_stop = -1;
-  const stipple::TuneResult r = box.tune(small(400), [&](const stipple::TuneProgress& p) {
+  const stipple::TuneResult r = box.tune(small(16), [&](const stipple::TuneProgress& p) {
     if (p.phase != "search" || p.evaluations < 5) return true;
     at_stop = p.evaluations;
     return false;
   });
   EXPECT_TRUE(r.stopped);
   ASSERT_GT(at_stop, 0);
-  // Nothing measured after the batch the callback saw; the run is left to be resumed.
-  const stipple::storage::RunRecord run = stored_run(r.run);
+  // Nothing measured after the batch the callback saw; the run is left interrupted (no
+  // process owns it, though this one lives on), to be resumed by anyone.
+  stipple::storage::RunRecord run = stored_run(r.run);
   EXPECT_EQ(run.evaluations, at_stop);
-  EXPECT_EQ(run.state, "running");
+  EXPECT_EQ(stipple::storage::run_state_label(run), "interrupted");
   EXPECT_FALSE(r.front.empty());
   for (const stipple::FrontPoint& f : r.front) EXPECT_TRUE(std::isnan(f.test_ms));
+
+  // Resumed by the library, with the run's own options (this budget is ignored).
+  stipple::TuneOptions again = small(3);
+  again.resume = r.run;
+  const stipple::TuneResult done = box.tune(again);
+  EXPECT_FALSE(done.stopped);
+  EXPECT_EQ(done.run, r.run);
+  run = stored_run(r.run);
+  EXPECT_EQ(run.state, "done");
+  EXPECT_EQ(run.evaluations, 16);
+  for (const stipple::FrontPoint& f : done.front) EXPECT_FALSE(std::isnan(f.test_ms));
+  // A done run resumed returns its front as it is.
+  const stipple::TuneResult same = box.tune(again);
+  ASSERT_EQ(same.front.size(), done.front.size());
+  EXPECT_EQ(same.front.back().schedule, done.front.back().schedule);
+}
+
+TEST_F(EmbeddingTune, AStopAtTheTestReportLeavesTheRunUntestedAndOneAtDoneStopsNothing) {
+  const stipple::TuneResult r =
+      box.tune(small(8), [](const stipple::TuneProgress& p) { return p.phase != "test"; });
+  EXPECT_TRUE(r.stopped);
+  EXPECT_EQ(stipple::storage::run_state_label(stored_run(r.run)), "interrupted");
+  for (const stipple::FrontPoint& f : r.front) EXPECT_TRUE(std::isnan(f.test_ms));
+
+  stipple::TuneOptions o = small(8);
+  o.database = path("u.db");
+  const stipple::TuneResult d =
+      box.tune(o, [](const stipple::TuneProgress& p) { return p.phase != "done"; });
+  EXPECT_FALSE(d.stopped);
+  ASSERT_FALSE(d.front.empty());
+  for (const stipple::FrontPoint& f : d.front) EXPECT_FALSE(std::isnan(f.test_ms));
+}
+
+TEST_F(EmbeddingTune, AStoppedRunIsResumedByTheCommandLineWithTheProgramItTuned) {
+  // From a file, stopped; then the file is changed to another program. The run goes on
+  // with the program it tuned (stored with it), from another folder, while this process
+  // (which stopped it) still lives.
+  const std::string file = write("box.stp", kBox);
+  stipple::Pipeline from_file = stipple::Pipeline::load(file);
+  const stipple::TuneResult r =
+      from_file.tune(small(12), [](const stipple::TuneProgress& p) { return p.evaluations < 4; });
+  ASSERT_TRUE(r.stopped);
+  write("box.stp",
+        "pipeline other\ninput in : f32[x, y, c]\nfunc out(x, y, c) = 2.0 * "
+        "in(x, y, c)\noutput out\n");
+  const auto resumed =
+      stipple::testing_cli::shell("cd / && " + std::string(STIPPLE_BINARY) +
+                                  " tune --resume 1 --benchmark-lock none --db " + path("t.db"));
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
+  const stipple::storage::RunRecord run = stored_run(1);
+  EXPECT_EQ(run.state, "done");
+  EXPECT_EQ(run.pipeline_name, "box");
+  EXPECT_EQ(run.evaluations, 12);
+
+  // The library refuses to continue (or to compile a variant of) a run with a program that
+  // is not the one it tuned.
+  stipple::Pipeline other = stipple::Pipeline::load(file);
+  stipple::TuneOptions o = small(12);
+  o.resume = 1;
+  try {
+    other.tune(o);
+    ADD_FAILURE() << "resumed with another program";
+  } catch (const stipple::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("tuned pipeline 'box', a different program from 'other'"),
+              std::string::npos)
+        << e.what();
+  }
+  EXPECT_THROW(other.compile(stipple::FrontVariant{path("t.db"), 1, 0}), stipple::Error);
+}
+
+TEST_F(EmbeddingTune, AProgramFromAFileIsMeasuredAgainstItsHandSchedule) {
+  const std::string stp = source("datasets/pipelines/two_pass_blur.stp");
+  const std::string sched = source("datasets/pipelines/two_pass_blur.sched");
+  stipple::TuneOptions o = small(4);
+  o.exact = true;
+  const stipple::TuneResult r = stipple::Pipeline::load(stp).tune(o);
+  std::ifstream in(sched);
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  int baselines = 0;
+  for (const stipple::FrontPoint& f : r.front) {
+    if (!f.baseline) continue;
+    ++baselines;
+    EXPECT_EQ(f.schedule, text);
+  }
+  EXPECT_EQ(baselines, 1);
+  // The same program as text has no file beside it: the default schedule.
+  std::ifstream program(stp);
+  const std::string source_text((std::istreambuf_iterator<char>(program)),
+                                std::istreambuf_iterator<char>());
+  o.database = path("text.db");
+  const stipple::TuneResult t =
+      stipple::Pipeline::from_source(source_text, "two_pass_blur.stp").tune(o);
+  for (const stipple::FrontPoint& f : t.front) {
+    if (f.baseline) {
+      EXPECT_EQ(f.schedule, "");
+    }
+  }
 }
 
 struct CallerError {
@@ -128,11 +230,13 @@ struct CallerError {
 
 TEST_F(EmbeddingTune, ACallbacksExceptionStopsTheRunAndLeavesAsThrown) {
   int calls = 0, calls_when_thrown = -1;
+  int64_t evaluations_when_thrown = -1;
   try {
     box.tune(small(400), [&](const stipple::TuneProgress& p) {
       ++calls;
       if (p.phase == "search") {
         calls_when_thrown = calls;
+        evaluations_when_thrown = p.evaluations;
         throw CallerError{42};
       }
       return true;
@@ -141,7 +245,8 @@ TEST_F(EmbeddingTune, ACallbacksExceptionStopsTheRunAndLeavesAsThrown) {
   } catch (const CallerError& e) {
     EXPECT_EQ(e.code, 42);
   }
-  EXPECT_LT(stored_run(1).evaluations, 400);
+  EXPECT_EQ(stored_run(1).evaluations, evaluations_when_thrown);
+  EXPECT_EQ(stipple::storage::run_state_label(stored_run(1)), "interrupted");
   EXPECT_EQ(calls, calls_when_thrown);  // never called again once it threw
 }
 
@@ -173,12 +278,17 @@ TEST_F(EmbeddingTune, BadOptionsAreRefusedBeforeARunExists) {
   o = small(8);
   o.runs = 0;
   refused(o, "runs must be in 1..1000");
-  EXPECT_FALSE(std::filesystem::exists(path("t.db"))) << "a refused run left a database";
-
+  o = small(8);
+  o.population = 1;
+  refused(o, "population must be in 2..100000");
+  o = small(8);
+  o.resume = 3;
+  refused(o, "no database " + path("t.db"));
   // The evaluator can be named; a wrong name is said as it was given.
   ::setenv("STIPPLE_EVALUATOR", path("no-evaluator").c_str(), 1);
   refused(small(8), "STIPPLE_EVALUATOR=" + path("no-evaluator") + ": no such file");
   ::unsetenv("STIPPLE_EVALUATOR");
+  EXPECT_FALSE(std::filesystem::exists(path("t.db"))) << "a refused run left a database";
 }
 
 }  // namespace

@@ -203,13 +203,24 @@ TEST_F(InstallPackage, ThePythonModuleImportsFromThePrefixRunsAndTunes) {
       "r = blur.tune(db='t.db', images=fx + 'natural-high-64x48.png', test_images=fx + "
       "'man-made-low-64x48.png', budget=4, runs=1, exact=True, benchmark_lock='none')\n"
       "assert r.run == 1 and not r.stopped and r.front, r\n"
-      "print('tuned', len(r.front))\n";
+      "print('tuned', len(r.front))\n"
+      // Without photos, the bundled ones the prefix holds (PREFIX/share/stipple/fixtures).
+      "import json, sqlite3\n"
+      "r = blur.tune(db='bundled.db', budget=2, runs=1, exact=True, benchmark_lock='none')\n"
+      "o = json.loads(sqlite3.connect('bundled.db').execute('select options_json from "
+      "runs').fetchone()[0])\n"
+      "print('photos', o['train_images'] + o['test_images'])\n";
   write("check.py", script);
   Result ran = shell("cd " + dir_.string() + " && PYTHONPATH=" + path("prefix") + "/" +
                      STIPPLE_PYTHON_DIR + " " + STIPPLE_PYTHON_EXECUTABLE + " check.py");
   ASSERT_EQ(ran.exit_code, 0) << ran.output;
   EXPECT_NE(ran.output.find(path("prefix")), std::string::npos) << ran.output;
   EXPECT_NE(ran.output.find("tuned "), std::string::npos) << ran.output;
+  EXPECT_NE(ran.output.find("photos ['" + path("prefix") +
+                            "/share/stipple/fixtures/natural-820x614.png', '" + path("prefix") +
+                            "/share/stipple/fixtures/people-256x192.png']"),
+            std::string::npos)
+      << ran.output;
 }
 
 TEST_F(InstallPackage, ABadPipelineFailsTheUsersBuildWithItsLocation) {

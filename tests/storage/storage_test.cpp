@@ -597,13 +597,22 @@ TEST_F(StorageTest, ARunWhoseProcessIsGoneIsInterrupted) {
   EXPECT_EQ(process_liveness(r.owner), ProcessLiveness::Unknown);
   EXPECT_FALSE(run_interrupted(r));
   EXPECT_TRUE(run_may_be_live(r));
-  // Resuming claims it for this process; a finished run is never interrupted.
+  // Resuming claims it for this process; releasing it leaves it to anyone, at once.
   db->set_run_state(id, "running");
   EXPECT_EQ(db->find_run(id)->owner, this_process_identity());
+  EXPECT_TRUE(run_may_be_live(*db->find_run(id)));
+  db->release_run(id);
+  EXPECT_TRUE(run_interrupted(*db->find_run(id)));
+  EXPECT_FALSE(run_may_be_live(*db->find_run(id)));
+  EXPECT_EQ(run_state_label(*db->find_run(id)), "interrupted");
+  db->set_run_state(id, "running");
+  // A finished run is never interrupted, nor changed by a release.
   RawDb(path()).exec("UPDATE runs SET owner = '" + gone + "' WHERE id = " + std::to_string(id));
   db->set_run_state(id, "done");
   EXPECT_FALSE(run_interrupted(*db->find_run(id)));
   EXPECT_EQ(run_state_label(*db->find_run(id)), "done");
+  db->release_run(id);
+  EXPECT_EQ(db->find_run(id)->owner, gone);
 }
 
 TEST_F(StorageTest, DeletingARunKeepsItsEvaluations) {
