@@ -72,6 +72,39 @@ EvaluationResult death_result(int status, double cpu_seconds, const std::string&
   return failed;
 }
 
+void require_server_binary(const std::string& given, const std::string& option) {
+  std::string binary = given.empty() ? default_server_binary() : given;
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, STDOUT_FILENO, STDERR_FILENO);
+  std::string help = "--help";
+  char* argv[] = {binary.data(), help.data(), nullptr};
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, binary.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  const std::string what = "the evaluator " + binary + (given.empty() ? "" : " (" + option + ")");
+  if (rc != 0) throw UserError(what + " cannot be started: " + std::strerror(rc));
+  // `--help` answers at once; one that has not within a minute (an emulator starts in a
+  // second or so) is killed and counts as not running.
+  int status = 0;
+  for (int waited_ms = 0;; waited_ms += 10) {
+    const pid_t done = ::waitpid(pid, &status, WNOHANG);
+    if (done == pid) break;
+    if (done < 0 && errno != EINTR) throw UserError(what + ": " + std::strerror(errno));
+    if (waited_ms >= 60000) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      throw UserError(what + " did not answer --help within 60 s");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    throw UserError(what + " does not run: for --help it " + describe_wait_status(status) +
+                    " (127: the system cannot execute it): this worker could measure nothing");
+  }
+}
+
 LocalEvaluator::LocalEvaluator(EvaluationSetup setup, LocalEvaluatorOptions options)
     : setup_(std::move(setup)), options_(std::move(options)) {
   // A child that dies while we write to it must be an error return, not our death.

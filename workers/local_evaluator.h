@@ -67,6 +67,12 @@ class SetupFailed : public std::runtime_error {
   EvaluationResult result;
 };
 
+/// Runs `server_binary --help` (empty: the default, beside this executable) and throws
+/// UserError unless it starts and exits 0, as `stipple worker` does at start: an evaluator
+/// that cannot run (missing, not executable, a program for another architecture without
+/// an emulator) would make a worker abandon every job it leases, and each go round again.
+void require_server_binary(const std::string& server_binary, const std::string& option);
+
 class LocalEvaluator : public Evaluator {
  public:
   /// Starts the child and waits until it has loaded the photos of every split and

@@ -157,6 +157,7 @@ class WorkerDaemon::Session {
     if (!o_.evaluator.benchmark_lock.empty()) {
       require_benchmark_lock(o_.evaluator.benchmark_lock, "--benchmark-lock");
     }
+    require_server_binary(o_.evaluator.server_binary, "--evaluator");
 
     grpc::ChannelArguments args;
     args.SetMaxReceiveMessageSize(o_.max_message_bytes);

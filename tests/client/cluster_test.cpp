@@ -121,6 +121,24 @@ TEST_F(ClusterTest, AWorkerWhoseBenchmarkLockCannotBeOpenedExitsTwo) {
   EXPECT_NE(r.output.find("cannot open the benchmark lock"), std::string::npos) << r.output;
 }
 
+// An evaluator that cannot run is said at start (exit 2), not found by every job leased,
+// each abandoned and handed back round again.
+TEST_F(ClusterTest, AWorkerWhoseEvaluatorCannotRunExitsTwo) {
+  const std::string not_executable = write("evaluator.txt", "not a program\n");
+  Result r = stipple("worker --coordinator 127.0.0.1:1 --benchmark-lock none --cache " +
+                     path("cache") + " --evaluator " + not_executable);
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("the evaluator " + not_executable +
+                          " (--evaluator) cannot be started: Permission denied"),
+            std::string::npos)
+      << r.output;
+  r = stipple("worker --coordinator 127.0.0.1:1 --benchmark-lock none --cache " + path("cache") +
+              " --evaluator /bin/false");
+  EXPECT_EQ(r.exit_code, 2) << r.output;
+  EXPECT_NE(r.output.find("does not run: for --help it exited with status 1"), std::string::npos)
+      << r.output;
+}
+
 TEST_F(ClusterTest, KilledCoordinatorRestartsAndTheRunResumes) {
   const std::string address = start_coordinator();
   const int port = std::stoi(address.substr(address.rfind(':') + 1));
