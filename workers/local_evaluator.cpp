@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <sys/wait.h>
@@ -32,15 +33,36 @@ std::string default_server_binary() {
   return (self.parent_path() / "stipple-evaluator").string();
 }
 
+// Writes `data` to the child. A child that died makes this an error (EPIPE), not this
+// process's death, without changing the process's SIGPIPE disposition (a program that
+// embeds the library owns it): SIGPIPE is blocked in this thread for the write, and the
+// one a failed write raised (sent to the writing thread) is taken off the pending
+// signals before the old mask comes back.
 void write_all(int fd, const std::string& data) {
-  size_t done = 0;
-  while (done < data.size()) {
-    ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+  sigset_t pipe_only, previous, pending;
+  sigemptyset(&pipe_only);
+  sigaddset(&pipe_only, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe_only, &previous);
+  sigpending(&pending);
+  const bool was_pending = sigismember(&pending, SIGPIPE) == 1;
+  int error = 0;
+  for (size_t done = 0; done < data.size();) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0)
-      throw std::runtime_error("cannot write to the evaluator: " +
-                               std::string(std::strerror(errno)));
+    if (n <= 0) {
+      error = n < 0 ? errno : EIO;
+      break;
+    }
     done += size_t(n);
+  }
+  if (error == EPIPE && !was_pending) {
+    const timespec now{0, 0};
+    while (sigtimedwait(&pipe_only, nullptr, &now) < 0 && errno == EINTR) {
+    }
+  }
+  pthread_sigmask(SIG_SETMASK, &previous, nullptr);
+  if (error != 0) {
+    throw std::runtime_error("cannot write to the evaluator: " + std::string(std::strerror(error)));
   }
 }
 
@@ -107,8 +129,6 @@ void require_server_binary(const std::string& given, const std::string& option) 
 
 LocalEvaluator::LocalEvaluator(EvaluationSetup setup, LocalEvaluatorOptions options)
     : setup_(std::move(setup)), options_(std::move(options)) {
-  // A child that dies while we write to it must be an error return, not our death.
-  std::signal(SIGPIPE, SIG_IGN);
   if (options_.server_binary.empty()) options_.server_binary = default_server_binary();
   if (options_.cpu_seconds <= 0) {
     const unsigned cores = std::max(1u, std::thread::hardware_concurrency());

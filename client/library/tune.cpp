@@ -5,7 +5,6 @@
 // progress callback, not Ctrl-C) and what is returned (the front as values, not a table).
 #include <cxxabi.h>
 #include <dlfcn.h>
-#include <signal.h>
 
 #include <algorithm>
 #include <atomic>
@@ -172,20 +171,6 @@ TuneResult result_of(storage::Database& db, const std::string& database, int64_t
   return r;
 }
 
-/// Restores the process's SIGPIPE disposition, which LocalEvaluator sets to ignored (a
-/// child that dies while written to must be an error return): a library leaves its host
-/// program's signals as it found them.
-class SigpipeRestorer {
- public:
-  SigpipeRestorer() { sigaction(SIGPIPE, nullptr, &saved_); }
-  ~SigpipeRestorer() { sigaction(SIGPIPE, &saved_, nullptr); }
-  SigpipeRestorer(const SigpipeRestorer&) = delete;
-  SigpipeRestorer& operator=(const SigpipeRestorer&) = delete;
-
- private:
-  struct sigaction saved_ {};
-};
-
 TuneResult run_tuning(const LoadedPipeline& p, const TuneOptions& options,
                       const TuneCallback& progress, std::exception_ptr& callback_error) {
   // Everything the caller gave is checked before the database is opened (or created).
@@ -218,7 +203,6 @@ TuneResult run_tuning(const LoadedPipeline& p, const TuneOptions& options,
   setup.images = {{"train", to.train_images}, {"test", to.test_images}};
   setup.runs = to.runs;
   setup.threads = to.threads;
-  const SigpipeRestorer sigpipe;  // declared first: restored after the evaluator is gone
   workers::LocalEvaluator evaluator(setup, eo);
 
   std::atomic<bool> stop{false};  // declared before the session that points at it

@@ -331,6 +331,36 @@ TEST_F(LocalEvaluatorTest, TheChildDiesWithTheEvaluator) {
   EXPECT_NE(kill(child, 0), 0);  // reaped: no such process
 }
 
+// A child that died between jobs is found by the write of the next one: an error return
+// (EPIPE), a fresh child, the candidate measured; and the process's SIGPIPE disposition is
+// untouched (here the default, which would end this test were SIGPIPE to reach it).
+TEST_F(LocalEvaluatorTest, AChildThatDiedBetweenJobsIsReplacedWithoutSigpipe) {
+  struct sigaction before {};
+  sigaction(SIGPIPE, nullptr, &before);
+  ASSERT_EQ(before.sa_handler, SIG_DFL);
+  LocalEvaluator ev(blur_setup(), options());
+  EXPECT_TRUE(ev.evaluate({"bx.compute_root()\n"}, "train", 0)[0].ok());
+  const pid_t first = ev.child_pid();
+  ASSERT_EQ(kill(first, SIGKILL), 0);
+  // Dead (a zombie until the evaluator reaps it): its end of the pipe is closed.
+  for (int i = 0; i < 200; ++i) {
+    std::ifstream stat("/proc/" + std::to_string(first) + "/stat");
+    std::string pid, name, state;
+    stat >> pid >> name >> state;
+    if (state == "Z") break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(ev.evaluate({"bx.compute_at(out, y)\n"}, "train", 0)[0].ok());
+  EXPECT_NE(ev.child_pid(), first);
+  EXPECT_EQ(ev.children_started(), 2);
+  struct sigaction after {};
+  sigaction(SIGPIPE, nullptr, &after);
+  EXPECT_EQ(after.sa_handler, SIG_DFL);
+  sigset_t pending;
+  sigpending(&pending);
+  EXPECT_EQ(sigismember(&pending, SIGPIPE), 0) << "a SIGPIPE left pending";
+}
+
 // A reference that would run for minutes (9.2e11 points, under the work limit that refuses
 // bigger runs at once) is stopped at the deadline: SetupFailed, a timeout, not a wait of
 // minutes for a child that never answers.
