@@ -54,13 +54,6 @@ nlohmann::json number(double v) {
   return v;
 }
 
-double baseline_ms(const FrontListing& f) {
-  for (const search::FrontEntry& e : f.entries) {
-    if (e.baseline) return e.train.time_ms;
-  }
-  return 0;
-}
-
 }  // namespace
 
 FrontListing load_front_listing(storage::Database& db, int64_t run_id) {
@@ -83,7 +76,7 @@ void write_front_svg(const std::string& path, storage::Database& db, int64_t run
 
 void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
   const std::vector<search::FrontEntry>& front = h.entries;
-  const double base_ms = baseline_ms(h);
+  const double base_ms = search::baseline_time_ms(h.entries);
   auto speedup = [&](double ms) { return base_ms > 0 && ms > 0 ? base_ms / ms : NAN; };
 
   if (format == FrontFormat::Json) {

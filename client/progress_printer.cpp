@@ -46,7 +46,7 @@ void ProgressPrinter::operator()(const search::TuneProgress& p) {
   char buf[320];
   // With --time alone the evaluation budget is unbounded: show the count alone.
   const std::string budget =
-      p.budget >= INT64_MAX / 2 ? std::string() : "/" + std::to_string(p.budget);
+      p.budget >= search::kNoBudget ? std::string() : "/" + std::to_string(p.budget);
   // "dE<=1 1.20x, <=2 1.50x, <=5 -": each level of interest in the pipeline's metric.
   std::string levels;
   for (size_t t = 0; t < p.thresholds.size() && t < p.speedup_at.size(); ++t) {

@@ -9,6 +9,7 @@
 #include "client/open_database.h"
 #include "compiler_core/ir/error.h"
 #include "compiler_core/support/process_identity.h"
+#include "search/tune_options.h"
 #include "storage/database.h"
 
 namespace stipple::cli {
@@ -50,7 +51,8 @@ CommandRunner add_runs_command(CLI::App& app) {
     for (const storage::RunRecord& r : runs) {
       std::string evals = std::to_string(r.evaluations);
       // A run with --time alone has no evaluation budget to show.
-      if (r.budget_evaluations < INT64_MAX / 2) evals += "/" + std::to_string(r.budget_evaluations);
+      if (r.budget_evaluations < search::kNoBudget)
+        evals += "/" + std::to_string(r.budget_evaluations);
       std::snprintf(line, sizeof line, "%5lld  %-20s %-10s %-10s %13s  %-20s  %s\n",
                     static_cast<long long>(r.id), r.pipeline_name.c_str(), r.strategy.c_str(),
                     storage::run_state_label(r).c_str(), evals.c_str(), r.created_at.c_str(),

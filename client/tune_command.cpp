@@ -105,7 +105,7 @@ int run_tune(TuneCliOptions opt) {
   } else {
     session.create_run();
     std::string budget;
-    if (to.budget < INT64_MAX / 2) budget = std::to_string(to.budget) + " evaluations";
+    if (to.budget < search::kNoBudget) budget = std::to_string(to.budget) + " evaluations";
     if (to.time_budget_s > 0) {
       budget += (budget.empty() ? "" : " or ") + format_duration(to.time_budget_s) +
                 (budget.empty() ? "" : " of search, whichever comes first");

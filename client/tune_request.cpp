@@ -19,7 +19,7 @@ search::TuneOptions tune_options(const TuneRequest& r, const std::string& images
   for (const std::string& photo : photos.train) to.train_images.push_back(fs::absolute(photo));
   for (const std::string& photo : photos.test) to.test_images.push_back(fs::absolute(photo));
   to.strategy = r.strategy;
-  to.budget = r.budget > 0 ? r.budget : (r.time_s > 0 ? INT64_MAX / 2 : kDefaultBudget);
+  to.budget = r.budget > 0 ? r.budget : (r.time_s > 0 ? search::kNoBudget : kDefaultBudget);
   to.time_budget_s = r.time_s > 0 ? r.time_s : r.budget > 0 ? 0 : kDefaultSearchSeconds;
   to.seed = r.seed;
   to.exact_only = r.exact;

@@ -13,6 +13,10 @@ namespace stipple::search {
 /// ascending. UserError for a level that is not a finite number > 0, or a repeated one.
 std::vector<double> with_exact_threshold(std::vector<double> levels);
 
+/// TuneOptions::budget of a run bounded by time only: more evaluations than any run makes,
+/// with room to add to it without overflow.
+inline constexpr int64_t kNoBudget = INT64_MAX / 2;
+
 /// The strategy a run uses when none is named.
 inline constexpr const char* kDefaultStrategy = "portfolio";
 

@@ -79,6 +79,13 @@ std::vector<FrontEntry> load_front(storage::Database& db, int64_t run_id) {
   return out;
 }
 
+double baseline_time_ms(const std::vector<FrontEntry>& front) {
+  for (const FrontEntry& e : front) {
+    if (e.baseline) return e.train.time_ms;
+  }
+  return 0;
+}
+
 storage::EvaluationRecord front_variant(storage::Database& db, int64_t run_id, int variant) {
   std::vector<search::FrontEntry> front = load_front(db, run_id);
   const std::string run = "run " + std::to_string(run_id);
@@ -299,7 +306,7 @@ void TuningSession::run(const ProgressCallback& report) {
     if (options_.time_budget_s > 0) {
       // Both limits may hold (tune's default): the one that comes first.
       const double time_left = std::max(0.0, options_.time_budget_s - progress_.elapsed_s);
-      progress_.eta_s = progress_.eta_s >= 0 && options_.budget < INT64_MAX / 2
+      progress_.eta_s = progress_.eta_s >= 0 && options_.budget < kNoBudget
                             ? std::min(progress_.eta_s, time_left)
                             : time_left;
     }

@@ -57,6 +57,10 @@ struct FrontEntry {
   bool beside_front = false;
 };
 
+/// The baseline's training time in a loaded front, what its speedups are against (0: the
+/// front has no baseline).
+double baseline_time_ms(const std::vector<FrontEntry>& front);
+
 /// What a stored pipeline is known by (PipelineRecord::ir_hash): its structure's hash.
 std::string pipeline_ir_hash(const Pipeline& pipeline);
 /// Stores the pipeline (its row is reused when one of the same structure is there) and

@@ -122,7 +122,7 @@ search::TuneOptions session_options(const LoadedPipeline& p, const TuneOptions& 
 TuneProgress public_progress(const search::TuneProgress& s) {
   TuneProgress p;
   p.evaluations = s.evaluations;
-  p.budget = s.budget >= INT64_MAX / 2 ? 0 : s.budget;  // a run bounded by time only
+  p.budget = s.budget >= search::kNoBudget ? 0 : s.budget;  // a run bounded by time only
   p.time_budget_s = s.time_budget_s;
   p.failures = s.failures;
   p.elapsed_s = s.elapsed_s;
@@ -138,10 +138,7 @@ TuneProgress public_progress(const search::TuneProgress& s) {
 /// The run's front as `stipple front` numbers and measures it.
 std::vector<FrontPoint> front_points(storage::Database& db, int64_t run) {
   const std::vector<search::FrontEntry> entries = search::load_front(db, run);
-  double baseline_ms = 0;
-  for (const search::FrontEntry& e : entries) {
-    if (e.baseline) baseline_ms = e.train.time_ms;
-  }
+  const double baseline_ms = search::baseline_time_ms(entries);
   std::vector<FrontPoint> front;
   for (const search::FrontEntry& e : entries) {
     FrontPoint f;

@@ -36,6 +36,7 @@ namespace fs = std::filesystem;
 
 using stipple::Buffer;
 using stipple::ScalarType;
+using stipple::testing_cli::read_file;
 using stipple::testing_cli::Result;
 using stipple::testing_cli::shell;
 using stipple::testing_cli::source;
@@ -69,11 +70,6 @@ std::string extents_text(const std::vector<int64_t>& extents) {
   std::string s;
   for (int64_t e : extents) s += (s.empty() ? "" : "x") + std::to_string(e);
   return s;
-}
-
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 /// "" when `got` (raw bytes of `expected`'s type and extents) equals `expected` element

@@ -31,16 +31,12 @@ using stipple::testing_cli::expect_matches_evaluator;
 using stipple::testing_cli::random_image;
 using stipple::testing_cli::write_raw;
 
+using stipple::testing_cli::read_file;
 using stipple::testing_cli::Result;
 using stipple::testing_cli::shell;
 using stipple::testing_cli::source;
 
 using stipple::testing_cli::stipple;
-
-std::string read_file(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
 
 class AotLink : public stipple::testing_cli::CommandTest {
  protected:

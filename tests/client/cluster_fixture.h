@@ -15,7 +15,6 @@
 #include <fstream>
 #include <functional>
 #include <map>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -31,13 +30,6 @@ using namespace std::chrono_literals;
 inline const std::string kPipeline = source("datasets/pipelines/two_pass_blur.stp");
 inline const std::string kTrain = source("datasets/fixtures/people-256x192.png");
 inline const std::string kTest = source("datasets/fixtures/natural-high-64x48.png");
-
-inline std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 /// Polls `done` every 50 ms until it holds or `timeout` passes; returns whether it held.
 inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds timeout) {

@@ -201,8 +201,7 @@ TEST_F(EmbeddingTune, AProgramFromAFileIsMeasuredAgainstItsHandSchedule) {
   stipple::TuneOptions o = small(4);
   o.exact = true;
   const stipple::TuneResult r = stipple::Pipeline::load(stp).tune(o);
-  std::ifstream in(sched);
-  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string text = stipple::testing_cli::read_file(sched);
   int baselines = 0;
   for (const stipple::FrontPoint& f : r.front) {
     if (!f.baseline) continue;
@@ -211,17 +210,18 @@ TEST_F(EmbeddingTune, AProgramFromAFileIsMeasuredAgainstItsHandSchedule) {
   }
   EXPECT_EQ(baselines, 1);
   // The same program as text has no file beside it: the default schedule.
-  std::ifstream program(stp);
-  const std::string source_text((std::istreambuf_iterator<char>(program)),
-                                std::istreambuf_iterator<char>());
+  const std::string source_text = stipple::testing_cli::read_file(stp);
   o.database = path("text.db");
   const stipple::TuneResult t =
       stipple::Pipeline::from_source(source_text, "two_pass_blur.stp").tune(o);
+  int text_baselines = 0;
   for (const stipple::FrontPoint& f : t.front) {
     if (f.baseline) {
+      ++text_baselines;
       EXPECT_EQ(f.schedule, "");
     }
   }
+  EXPECT_EQ(text_baselines, 1);
 }
 
 struct CallerError {
