@@ -176,6 +176,7 @@ TuneResult run_tuning(const LoadedPipeline& p, const TuneOptions& options,
   if (options.resume > 0) {
     db = cli::open_database(options.database, cli::DatabaseUse::Read);
     cli::RunToResume resumed = cli::run_to_resume(*db, options.resume);
+    // Before the evaluator starts (seconds of reference outputs); attach checks it again.
     search::check_run_pipeline(*db, options.resume, p.ir, p.file);
     if (resumed.done) return result_of(*db, options.database, options.resume, false);
     to = std::move(resumed.options);  // the run's own, as `stipple tune --resume` takes them
