@@ -5,6 +5,7 @@
 
 #include "client/commands.h"
 #include "client/load_pipeline.h"
+#include "compiler_core/codegen/aot.h"
 #include "compiler_core/codegen/cuda_target.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
@@ -69,7 +70,8 @@ CommandRunner add_check_command(CLI::App& app) {
     const ScheduleTarget for_target =
         codegen::is_cuda_target(*target) ? ScheduleTarget::Gpu : ScheduleTarget::Cpu;
     if (!schedule->empty()) {
-      Schedule s = load_schedule_file(*schedule, p, for_target);
+      Schedule s =
+          load_schedule_file(*schedule, p, for_target, codegen::target_vector_bytes(*target));
       std::cout << "schedule " << *schedule << ": legal"
                 << (for_target == ScheduleTarget::Gpu ? " for " + *target : std::string()) << "\n"
                 << print_schedule(s, p);

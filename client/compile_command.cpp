@@ -79,7 +79,9 @@ int run_compile(const CompileOptions& opt) {
   Pipeline p = load_pipeline_reporting(opt.pipeline);
   const ScheduleTarget for_target =
       codegen::is_cuda_target(opt.target) ? ScheduleTarget::Gpu : ScheduleTarget::Cpu;
-  Schedule s = opt.schedule.empty() ? Schedule{} : load_schedule_file(opt.schedule, p, for_target);
+  Schedule s = opt.schedule.empty() ? Schedule{}
+                                    : load_schedule_file(opt.schedule, p, for_target,
+                                                         codegen::target_vector_bytes(opt.target));
   if (opt.schedule.empty()) check_schedule(s, p, nullptr, for_target);
   aot.pipeline_file = opt.pipeline;
   aot.schedule_file = opt.schedule;

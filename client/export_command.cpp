@@ -73,7 +73,8 @@ int run_export(const ExportOptions& opt) {
   aot.schedule_file = "run " + std::to_string(opt.run) + " variant " + std::to_string(opt.variant);
   aot.output_name = p.output.func;
   for (const Expr& e : p.output.extents) aot.output_extents.push_back(to_string(e));
-  Schedule s = compile_schedule(chosen.key.schedule, aot.schedule_file, p);
+  Schedule s = compile_schedule(chosen.key.schedule, aot.schedule_file, p, ScheduleTarget::Cpu,
+                                codegen::target_vector_bytes(opt.target));
   const codegen::AotOutputs outputs = codegen::emit_files(lower(p, s), kinds, aot);
   for (codegen::EmitKind k : kinds) {
     const std::string path = kinds.size() == 1 && opt.formats.size() == 1 && !opt.output.empty()

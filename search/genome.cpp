@@ -74,10 +74,15 @@ ScheduleArg reconstruction_arg(const PerforationGene& g) {
   return name_arg("linear");
 }
 
+template <typename Values>
+auto pick(std::mt19937_64& rng, const Values& values) {
+  std::uniform_int_distribution<size_t> d(0, std::size(values) - 1);
+  return *(std::begin(values) + d(rng));
+}
+
 template <typename T>
 T pick(std::mt19937_64& rng, std::initializer_list<T> values) {
-  std::uniform_int_distribution<size_t> d(0, values.size() - 1);
-  return *(values.begin() + d(rng));
+  return pick<std::initializer_list<T>>(rng, values);
 }
 
 bool chance(std::mt19937_64& rng, double p) {
@@ -94,7 +99,6 @@ int step_in(const std::vector<int>& ladder, int v, bool up) {
 
 const std::vector<int> kTileX = {0, 16, 32, 64, 128, 256};
 const std::vector<int> kTileY = {0, 4, 8, 16, 32, 64};
-const std::vector<int> kVector = {0, 4, 8, 16, 32};
 const std::vector<int> kSpacingX = {1, 2, 3, 4, 8};
 const std::vector<int> kSpacingY = {1, 2, 4};
 
@@ -111,6 +115,13 @@ std::pair<std::string, std::string> split_names(const Func& f, const std::string
 }
 
 }  // namespace
+
+std::vector<int> vector_width_ladder(int vector_bytes) {
+  // In lanes of 32 bits, the reuse model's unit too (search/reuse/tiling.h); never one
+  // lane, which is no vector.
+  const int lanes = std::max(2, vector_bytes / 4);
+  return {0, std::max(2, lanes / 2), lanes, 2 * lanes, 4 * lanes};
+}
 
 const char* perforation_kind_name(PerforationKind k) {
   switch (k) {
@@ -147,7 +158,8 @@ std::string Genome::key() const {
   return k;
 }
 
-SearchSpace::SearchSpace(const Pipeline& p, Options options) : p_(p), options_(options) {
+SearchSpace::SearchSpace(const Pipeline& p, Options options)
+    : p_(p), options_(options), vector_widths_(vector_width_ladder(options.vector_bytes)) {
   for (const Func& f : p.funcs) {
     FuncInfo info;
     info.func = &f;
@@ -172,7 +184,7 @@ Genome SearchSpace::exact_genome() const {
     if (f.is_output || f.func->args.size() >= 2) {
       s.fusion.tile_x = 64;
       s.fusion.tile_y = 16;
-      s.fusion.vector_width = 8;
+      s.fusion.vector_width = vector_widths_[2];  // one native register
       s.fusion.parallel = true;
     }
     g.stages.push_back(s);
@@ -194,7 +206,7 @@ void SearchSpace::randomize_fusion_gene(const FuncInfo& f, FusionGene& g,
   g.store_outward = pick(rng, {0, 0, 1, 2});
   g.tile_x = pick(rng, {0, 16, 32, 64, 128, 256});
   g.tile_y = pick(rng, {0, 4, 8, 16, 32, 64});
-  g.vector_width = pick(rng, {0, 4, 8, 16, 32});
+  g.vector_width = pick(rng, vector_widths_);
   g.parallel = chance(rng, 0.5);
   g.channels_inside = chance(rng, 0.3);
 }
@@ -276,7 +288,7 @@ void SearchSpace::mutate(Genome& g, std::mt19937_64& rng) const {
       case 2: f.store_outward = std::uniform_int_distribution<int>(0, 2)(rng); break;
       case 3: f.tile_x = step_in(kTileX, f.tile_x, chance(rng, 0.5)); break;
       case 4: f.tile_y = step_in(kTileY, f.tile_y, chance(rng, 0.5)); break;
-      case 5: f.vector_width = step_in(kVector, f.vector_width, chance(rng, 0.5)); break;
+      case 5: f.vector_width = step_in(vector_widths_, f.vector_width, chance(rng, 0.5)); break;
       case 6: f.parallel = !f.parallel; break;
       case 7: f.channels_inside = !f.channels_inside; break;
       default: randomize_fusion_gene(info, f, rng); break;

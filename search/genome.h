@@ -93,7 +93,16 @@ struct SearchSpaceOptions {
   double perforation_probability = 0.3;
   /// false: exact schedules only.
   bool allow_perforation = true;
+  /// The target's native vector register in bytes (16: SSE and NEON, 32: AVX2, 64:
+  /// AVX-512; MachineModel::vector_bytes). Vector widths are drawn in lanes of 32-bit
+  /// arithmetic as multiples of it, so a NEON run does not carry an AVX-512 run's widths.
+  int vector_bytes = 32;
 };
+
+/// The vector widths (lanes) a search draws for a target: none, half a native register,
+/// and one, two and four registers of 32-bit lanes ({0, 4, 8, 16, 32} for AVX2, {0, 2, 4,
+/// 8, 16} for NEON, {0, 8, 16, 32, 64} for AVX-512).
+std::vector<int> vector_width_ladder(int vector_bytes);
 
 class SearchSpace {
  public:
@@ -131,7 +140,8 @@ class SearchSpace {
   };
   const Pipeline& p_;
   Options options_;
-  std::vector<FuncInfo> funcs_;  // pipeline order
+  std::vector<int> vector_widths_;  // vector_width_ladder(options_.vector_bytes)
+  std::vector<FuncInfo> funcs_;     // pipeline order
   std::vector<size_t> consumers_first_;
 
   void randomize_fusion_gene(const FuncInfo& f, FusionGene& g, std::mt19937_64& rng) const;

@@ -253,24 +253,27 @@ std::unique_ptr<Strategy> TuningSession::make_strategy(const std::string& baseli
   const StrategyInfo& info = strategy_info(options_.strategy);
   std::vector<Schedule> seeds;
   if (!baseline_text.empty()) {
-    seeds.push_back(compile_schedule(baseline_text, "<baseline>", pipeline_));
+    seeds.push_back(compile_schedule(baseline_text, "<baseline>", pipeline_, ScheduleTarget::Cpu,
+                                     machine_.vector_bytes));
   }
   for (const std::string& text : options_.warm_start) {
-    seeds.push_back(compile_schedule(text, "<warm start>", pipeline_));
+    seeds.push_back(compile_schedule(text, "<warm start>", pipeline_, ScheduleTarget::Cpu,
+                                     machine_.vector_bytes));
   }
   // The reuse model's schedule, for the size of the first training photo's output: a
   // candidate of its own and a seed of the two searches (computed, not measured).
   std::string reuse_text;
   if (info.uses_reuse_model || options_.use_reuse_seed) {
     InputImages inputs = workers::inputs_for_photo(pipeline_, options_.train_images.at(0));
-    ReuseModelResult r = reuse_model_schedule(pipeline_, MachineModel::host(),
-                                              output_extents(pipeline_, inputs, {}));
+    ReuseModelResult r =
+        reuse_model_schedule(pipeline_, machine_, output_extents(pipeline_, inputs, {}));
     reuse_model_ms_ = r.optimisation_ms;
     reuse_text = print_schedule(r.schedule, pipeline_);
     seeds.push_back(r.schedule);
   }
   SearchSpaceOptions so;
   so.allow_perforation = !options_.exact_only;
+  so.vector_bytes = machine_.vector_bytes;
   space_ = std::make_unique<SearchSpace>(pipeline_, so);
   return info.make({*space_, options_, seeds, reuse_text});
 }
@@ -328,8 +331,8 @@ void TuningSession::run(const ProgressCallback& report) {
   std::string baseline_text;
   if (!options_.baseline_schedule.empty()) {
     baseline_text = read_text_file(options_.baseline_schedule);
-    compile_schedule(baseline_text, options_.baseline_schedule,
-                     pipeline_);  // a bad one is bad input
+    compile_schedule(baseline_text, options_.baseline_schedule, pipeline_, ScheduleTarget::Cpu,
+                     machine_.vector_bytes);  // a bad one is bad input
   }
   publish("baseline");
   storage::EvaluationRecord baseline =

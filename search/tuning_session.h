@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "compiler_core/ir/pipeline.h"
+#include "search/reuse/machine_model.h"
 #include "search/strategy.h"
 #include "search/tune_options.h"
 #include "storage/database.h"
@@ -115,6 +116,10 @@ class TuningSession {
   /// stays "running", to be resumed.
   void set_stop_flag(const std::atomic<bool>* flag) { stop_ = flag; }
   bool stopped() const { return stop_ && *stop_; }
+  /// The machine the run's target is (default: this host, where a local evaluator
+  /// measures): the reuse model's cores, caches and vector width and the vector widths
+  /// the searches draw. Before run().
+  void set_machine(const MachineModel& machine) { machine_ = machine; }
 
  private:
   storage::Database& db_;
@@ -129,6 +134,7 @@ class TuningSession {
   TuneProgress progress_;
   std::unique_ptr<SearchSpace> space_;       // the strategies' space (they keep a reference)
   const std::atomic<bool>* stop_ = nullptr;  // set_stop_flag's
+  MachineModel machine_ = MachineModel::host();
 
   std::unique_ptr<Strategy> make_strategy(const std::string& baseline_text);
   /// Finds or measures each schedule on `split`, commits them (one transaction) linked to

@@ -15,6 +15,7 @@
 
 #include "compiler_core/codegen/target_machine.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/support/host_probe.h"
 
 namespace stipple::codegen {
 
@@ -124,6 +125,13 @@ const std::vector<std::string>& aot_target_names() { return target_names(); }
 std::string describe_target(const std::string& name) {
   const TargetSpec t = named_target(name);
   return t.triple + ", cpu " + t.cpu;
+}
+
+int target_vector_bytes(const std::string& name) {
+  if (name == "host") return host_vector_bytes();
+  if (name == "x86-64-v3") return 32;
+  if (name == "x86-64-v4") return 64;
+  return 16;
 }
 
 AotOutputs compile_ahead_of_time(const LoweredFunction& f, const std::vector<EmitKind>& kinds,

@@ -58,6 +58,11 @@ const std::vector<std::string>& aot_target_names();
 /// The triple and CPU a target name stands for ("x86_64-pc-linux-gnu, cpu znver4"), for
 /// messages. UserError for an unknown name.
 std::string describe_target(const std::string& name);
+/// The native vector register, in bytes, of a target name (what `vectorize(x,
+/// vectors(k))` counts: compiler_core/schedule/natural_vectors.h): the host's
+/// (host_vector_bytes); 16 for x86-64 and x86-64-v2 (SSE) and aarch64 (NEON), 32 for
+/// x86-64-v3 (AVX2), 64 for x86-64-v4 (AVX-512); 16 for any other (a GPU's).
+int target_vector_bytes(const std::string& name);
 
 /// Each requested kind's file contents (text, or the object's bytes).
 using AotOutputs = std::map<EmitKind, std::string>;

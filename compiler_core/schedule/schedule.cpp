@@ -137,7 +137,14 @@ const std::vector<DirectiveSpec>& specs() {
        {},
        true,
        "reorder(innermost, ..., outermost)"},
-      {"vectorize", DirectiveScope::Stage, {S::Name, S::Int}, {}, false, "vectorize(loop, width)"},
+      // The width: lanes, or vectors(k) registers (natural_vectors.h, resolved before the
+      // checker sees it).
+      {"vectorize",
+       DirectiveScope::Stage,
+       {S::Name, S::Any},
+       {},
+       false,
+       "vectorize(loop, lanes) or vectorize(loop, vectors(registers))"},
       {"parallel", DirectiveScope::Stage, {S::Name}, {}, false, "parallel(loop)"},
       {"unroll", DirectiveScope::Stage, {S::Name, S::Int}, {}, false, "unroll(loop, factor)"},
       // GPU kernels (Decoupling Algorithms from Schedules §4, `gpu` and `gpuTile`): block

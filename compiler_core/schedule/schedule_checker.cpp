@@ -15,9 +15,11 @@
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/schedule/approximation.h"
+#include "compiler_core/schedule/natural_vectors.h"
 #include "compiler_core/schedule/schedule_loops.h"
 #include "compiler_core/schedule/schedule_parser.h"
 #include "compiler_core/support/files.h"
+#include "compiler_core/support/host_probe.h"
 
 namespace stipple {
 
@@ -580,15 +582,17 @@ void check_schedule(const Schedule& s, const Pipeline& p, const SourceText* sour
 }
 
 Schedule compile_schedule(std::string_view text, const std::string& file_name, const Pipeline& p,
-                          ScheduleTarget target) {
+                          ScheduleTarget target, int vector_bytes) {
   Schedule s = parse_schedule(text, file_name);
   SourceText source(text, file_name);
+  resolve_vector_widths(s, p, vector_bytes > 0 ? vector_bytes : host_vector_bytes(), source);
   check_schedule(s, p, &source, target);
   return s;
 }
 
-Schedule load_schedule_file(const std::string& path, const Pipeline& p, ScheduleTarget target) {
-  return compile_schedule(read_text_file(path, "schedule"), path, p, target);
+Schedule load_schedule_file(const std::string& path, const Pipeline& p, ScheduleTarget target,
+                            int vector_bytes) {
+  return compile_schedule(read_text_file(path, "schedule"), path, p, target, vector_bytes);
 }
 
 }  // namespace stipple

@@ -35,12 +35,14 @@ enum class ScheduleTarget { Cpu, Gpu };
 void check_schedule(const Schedule& s, const Pipeline& p, const SourceText* source = nullptr,
                     ScheduleTarget target = ScheduleTarget::Cpu);
 
-/// parse_schedule then check_schedule, with the source line in messages.
+/// parse_schedule, resolve_vector_widths for a target whose native vector registers are
+/// `vector_bytes` wide (0: this host's, host_probe.h's host_vector_bytes), then
+/// check_schedule, with the source line in messages.
 Schedule compile_schedule(std::string_view text, const std::string& file_name, const Pipeline& p,
-                          ScheduleTarget target = ScheduleTarget::Cpu);
+                          ScheduleTarget target = ScheduleTarget::Cpu, int vector_bytes = 0);
 
 /// Reads a schedule file and compiles it against p; a missing file is a UserError.
 Schedule load_schedule_file(const std::string& path, const Pipeline& p,
-                            ScheduleTarget target = ScheduleTarget::Cpu);
+                            ScheduleTarget target = ScheduleTarget::Cpu, int vector_bytes = 0);
 
 }  // namespace stipple

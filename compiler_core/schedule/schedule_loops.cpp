@@ -371,6 +371,13 @@ class DirectiveApplier {
 
   void vectorize() {
     int idx = loop_arg(0);
+    if (d_.args[1].kind != ScheduleArgKind::Int) {
+      // compile_schedule resolves vectors(k) for its target; a schedule checked without it
+      // has no target to count registers of.
+      error(arg_loc(1),
+            "the vector width must be a number of lanes here (vectors(k) is "
+            "resolved for a target when a schedule is compiled)");
+    }
     int64_t width = d_.integer(1);
     if (width < 2 || width > 64 || (width & (width - 1)) != 0) {
       error(arg_loc(1),

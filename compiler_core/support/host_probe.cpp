@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <string_view>
 #include <thread>
 #include <vector>
 
@@ -46,6 +47,8 @@ int count_cpu_list(const std::string& list) {
   return count;
 }
 
+constexpr const char* kEmulatedSuffix = "-emulated";
+
 }  // namespace
 
 std::string host_name() {
@@ -74,7 +77,33 @@ std::string host_target_key(const std::string& cpu, const std::string& features)
   }
   char buf[16];
   std::snprintf(buf, sizeof buf, "%08x", h);
-  return host_arch() + "-" + cpu + "-" + buf;
+  return host_arch() + "-" + cpu + "-" + buf + (host_is_emulated() ? kEmulatedSuffix : "");
+}
+
+bool target_is_emulated(const std::string& target) {
+  const std::string_view suffix = kEmulatedSuffix;
+  return target.size() > suffix.size() &&
+         std::string_view(target).substr(target.size() - suffix.size()) == suffix;
+}
+
+std::string cpuinfo_arch(const std::string& cpuinfo) {
+  std::stringstream in(cpuinfo);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("vendor_id", 0) == 0) return "x86_64";
+    if (line.rfind("CPU implementer", 0) == 0) return "aarch64";
+  }
+  return "";
+}
+
+bool host_is_emulated() {
+  static const bool emulated = [] {
+    std::ifstream in("/proc/cpuinfo");
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string real = cpuinfo_arch(text.str());
+    return !real.empty() && real != host_arch();
+  }();
+  return emulated;
 }
 
 int host_cpu_count() {
@@ -149,6 +178,26 @@ int vector_bytes_from_features(bool avx512f, bool avx2, bool avx, bool neon) {
   if (avx2 || avx) return 32;
   (void)neon;  // NEON registers are 16 bytes, like SSE's
   return 16;
+}
+
+int host_vector_bytes() {
+  static const int bytes = [] {
+    if (host_arch() != "x86_64") return vector_bytes_from_features(false, false, false, true);
+    std::ifstream in("/proc/cpuinfo");
+    for (std::string line; std::getline(in, line);) {
+      if (line.rfind("flags", 0) != 0) continue;
+      std::stringstream words(line.substr(line.find(':') + 1));
+      bool avx512f = false, avx2 = false, avx = false;
+      for (std::string w; words >> w;) {
+        avx512f |= w == "avx512f";
+        avx2 |= w == "avx2";
+        avx |= w == "avx";
+      }
+      return vector_bytes_from_features(avx512f, avx2, avx, false);
+    }
+    return vector_bytes_from_features(false, false, false, false);
+  }();
+  return bytes;
 }
 
 }  // namespace stipple

@@ -15,10 +15,25 @@ std::string host_name();
 /// The machine's architecture as uname reports it ("x86_64", "aarch64").
 std::string host_arch();
 
+/// The architecture a /proc/cpuinfo text describes: "x86_64" when it has x86's
+/// "vendor_id" lines, "aarch64" when it has Arm's "CPU implementer" lines, else "".
+std::string cpuinfo_arch(const std::string& cpuinfo);
+
+/// True when this process runs under user-mode emulation (qemu-user on another
+/// architecture): uname reports the emulated architecture (qemu answers it) while
+/// /proc/cpuinfo, which qemu-user passes through from the real machine, describes
+/// another. Read once.
+bool host_is_emulated();
+
 /// "ARCH-CPU-HASH": the machine's architecture, LLVM's name of the host CPU and a hash of
-/// the enabled ISA features in LLVM's "+f,-g" list (e.g. "x86_64-znver4-1f3a9c2e"). Fronts
-/// never mix timings of different machines, so every evaluation is stored with this key.
+/// the enabled ISA features in LLVM's "+f,-g" list (e.g. "x86_64-znver4-1f3a9c2e"), with
+/// "-emulated" after it under emulation (host_is_emulated). Fronts never mix timings of
+/// different machines, so every evaluation is stored with this key; an emulated CPU's
+/// timings say nothing of a real one's, so its key is never a real host's.
 std::string host_target_key(const std::string& cpu, const std::string& features);
+
+/// Whether a target key is an emulated host's (host_target_key's "-emulated").
+bool target_is_emulated(const std::string& target);
 
 /// The CPUs online (std::thread::hardware_concurrency, else sysfs's online list); >= 1.
 int host_cpu_count();
@@ -43,5 +58,10 @@ int64_t parse_cache_size(const std::string& text);
 /// The widest native vector register in bytes implied by a set of CPU features: avx512f
 /// 64, avx or avx2 32, NEON (16-byte registers, like SSE's) and anything else 16.
 int vector_bytes_from_features(bool avx512f, bool avx2, bool avx, bool neon);
+
+/// This host's native vector register in bytes, as vector_bytes_from_features says of the
+/// features the kernel reports (/proc/cpuinfo's x86 "flags"; every AArch64 CPU has 16-byte
+/// NEON registers, and under qemu-user /proc/cpuinfo is the real machine's). Read once.
+int host_vector_bytes();
 
 }  // namespace stipple

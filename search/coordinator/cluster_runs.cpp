@@ -16,6 +16,7 @@
 #include "compiler_core/schedule/schedule_printer.h"
 #include "compiler_core/support/content_hash.h"
 #include "compiler_core/support/files.h"
+#include "compiler_core/support/host_probe.h"
 #include "proto/pipeline_codec.h"
 #include "proto/schedule_codec.h"
 #include "search/coordinator/remote_evaluator.h"
@@ -64,6 +65,21 @@ void to_summary(const storage::RunRecord& run, proto::RunSummary* s) {
   s->set_target(run.target);
   s->set_created_at(run.created_at);
   s->set_message(run.message);
+}
+
+// The machine a run's searches model (the reuse model's cores, caches and vector width,
+// the vector widths drawn) is the target's, not the coordinator's: a registered worker
+// of the target as it described itself. With none yet (a run given a target before its
+// workers came), this host when the target is of its architecture, else the defaults
+// with an AArch64 target's 128-bit vectors.
+search::MachineModel machine_of_target(WorkerPool& pool, const std::string& target) {
+  for (const WorkerInfo& w : pool.snapshot().workers) {
+    if (w.capabilities.target == target) return search::MachineModel::of_worker(w.capabilities);
+  }
+  if (target.rfind(host_arch() + "-", 0) == 0) return search::MachineModel::host();
+  search::MachineModel m;
+  if (target.rfind("aarch64-", 0) == 0) m.vector_bytes = 16;
+  return m;
 }
 
 }  // namespace
@@ -143,6 +159,7 @@ int64_t ClusterRuns::start(const search::TuneOptions& options, const std::string
   r->evaluator = std::make_unique<RemoteEvaluator>(pool_, r->setup_id, resume_run, target);
   r->session = std::make_unique<search::TuningSession>(*r->db, *r->evaluator, r->pipeline,
                                                        r->source, options);
+  r->session->set_machine(machine_of_target(pool_, target));
   if (resume_run > 0) {
     r->session->attach(resume_run);
   } else {

@@ -3,6 +3,7 @@
 #include <llvm/ADT/StringMap.h>
 #include <llvm/Support/Host.h>
 
+#include <algorithm>
 #include <sstream>
 
 #include "compiler_core/support/host_probe.h"
@@ -31,6 +32,15 @@ MachineModel MachineModel::host() {
     m.vector_bytes = 16;
 #endif
   }
+  return m;
+}
+
+MachineModel MachineModel::of_worker(const HostCapabilities& worker) {
+  MachineModel m;
+  if (worker.cores > 0) m.cores = worker.cores;
+  if (worker.l2_bytes > 0) m.l2_bytes = worker.l2_bytes;
+  if (worker.llc_bytes > 0) m.llc_bytes = std::max(worker.llc_bytes, m.l2_bytes);
+  if (worker.vector_bits > 0) m.vector_bytes = worker.vector_bits / 8;
   return m;
 }
 

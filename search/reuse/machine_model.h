@@ -8,6 +8,8 @@
 #include <cstdint>
 #include <string>
 
+#include "compiler_core/support/host_capabilities.h"
+
 namespace stipple::search {
 
 struct MachineModel {
@@ -20,6 +22,10 @@ struct MachineModel {
   /// reads them, the vector width from LLVM's host CPU features (avx512f: 64 bytes, avx or
   /// avx2: 32, NEON and anything else: 16). What cannot be read keeps the defaults above.
   static MachineModel host();
+
+  /// A worker's host as it registered (the coordinator models the target's machine, not
+  /// its own): cores, caches and vector width; what it did not say keeps the defaults.
+  static MachineModel of_worker(const HostCapabilities& worker);
 
   /// "2 cores, L1d 48 KiB, L2 1024 KiB, LLC 32768 KiB, 64-byte lines, 64-byte vectors".
   std::string describe() const;

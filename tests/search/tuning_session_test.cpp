@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "compiler_core/ir/error.h"
@@ -144,7 +145,11 @@ void check_strategy_improves(storage::Database& db, workers::Evaluator& ev, cons
   // claim is checked by re-timing: the fastest seed and the search's three fastest other variants
   // within dE 10, measured together in one batch, five times over, each keeping its best time. (The
   // portfolio has a third seed, the reuse model's schedule.)
-  const std::string exact_text = SearchSpace(p).decode(SearchSpace(p).exact_genome()).text;
+  // The session models this host (the evaluator's): its vector width is the seed's.
+  SearchSpaceOptions host_space;
+  host_space.vector_bytes = MachineModel::host().vector_bytes;
+  const SearchSpace space(p, host_space);
+  const std::string exact_text = space.decode(space.exact_genome()).text;
   std::string fastest_seed;
   double fastest_seed_ms = 1e30;
   bool exact_genome_measured = false;
@@ -191,6 +196,32 @@ void check_strategy_improves(storage::Database& db, workers::Evaluator& ev, cons
     EXPECT_EQ(f.test->key.split, "test");
     EXPECT_EQ(f.test->key.schedule, f.train.key.schedule);
   }
+}
+
+// The session draws vector widths for the machine it is told the target is (the
+// coordinator tells it an arm64 worker's 128-bit NEON), not for the host it runs on; the
+// reuse model plans for that machine too.
+TEST_F(TuningSessionTest, VectorWidthsAreTheTargetMachines) {
+  TuneOptions o = options("portfolio", 12);
+  TuningSession session(*db_, *evaluator_, pipeline_, source_, o);
+  MachineModel neon = MachineModel::host();
+  neon.vector_bytes = 16;
+  session.set_machine(neon);
+  const int64_t run = session.create_run();
+  session.run();
+  const std::vector<int> ladder = vector_width_ladder(16);
+  const std::regex vectorize(R"(vectorize\(\w+, (\d+)\))");
+  std::set<int> widths;
+  for (const storage::RunEvaluation& e : db_->run_evaluations(run)) {
+    const std::string& text = e.evaluation.key.schedule;
+    for (auto m = std::sregex_iterator(text.begin(), text.end(), vectorize);
+         m != std::sregex_iterator(); ++m) {
+      widths.insert(std::stoi((*m)[1]));
+    }
+  }
+  ASSERT_FALSE(widths.empty());
+  for (int w : widths) EXPECT_LE(w, ladder.back()) << "a width beyond four NEON registers";
+  EXPECT_TRUE(widths.count(4)) << "the exact seed vectorises by one NEON register (4 lanes)";
 }
 
 TEST_F(TuningSessionTest, GeneticImprovesOverItsSeed) {

@@ -11,6 +11,7 @@
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_loops.h"
 #include "compiler_core/schedule/schedule_parser.h"
+#include "compiler_core/support/host_probe.h"
 
 namespace stipple {
 namespace {
@@ -307,6 +308,36 @@ TEST_P(CheckErrors, ReportExactLocation) {
 
 INSTANTIATE_TEST_SUITE_P(All, CheckErrors, ::testing::ValuesIn(kCases),
                          [](const auto& info) { return std::string(info.param.name); });
+
+// vectorize(x, vectors(k)): k native registers of the target, in 32-bit lanes (f32 here;
+// hist is i32), resolved when the schedule is compiled for it.
+TEST(ScheduleChecker, VectorsCountTheTargetsRegisters) {
+  const std::string text =
+      "out.vectorize(x, vectors(4))\nA.compute_root().vectorize(x, vectors(1))\n"
+      "hist.compute_root().vectorize(i, vectors(2))\n";
+  for (const auto& [bytes, lanes] : {std::pair{16, 4}, {32, 8}, {64, 16}}) {
+    Schedule s = compile_schedule(text, "s", pipeline(), ScheduleTarget::Cpu, bytes);
+    EXPECT_EQ(s.find("out")->stages.at(0).directives[0].integer(1), 4 * lanes) << bytes;
+    EXPECT_EQ(s.find("A")->stages.at(0).directives[0].integer(1), lanes) << bytes;
+    EXPECT_EQ(s.find("hist")->stages.at(0).directives[0].integer(1), 2 * lanes) << bytes;
+  }
+  // Without a target, this host's registers (1, 2 or 4 of them: always a legal width).
+  Schedule here = compile_schedule(text, "s", pipeline());
+  EXPECT_EQ(here.find("A")->stages.at(0).directives[0].integer(1), host_vector_bytes() / 4);
+  auto error_at = [&](const std::string& bad) -> std::pair<int, std::string> {
+    try {
+      compile_schedule(bad, "s", pipeline(), ScheduleTarget::Cpu, 16);
+    } catch (const CompileError& e) {
+      return {e.col(), e.message()};
+    }
+    return {0, "accepted"};
+  };
+  EXPECT_EQ(error_at("out.vectorize(x, vectors(3))"),
+            (std::pair<int, std::string>{26, "vectors(k) takes 1, 2 or 4 registers, found 3"}));
+  EXPECT_EQ(error_at("out.vectorize(x, lanes(4))").first, 18);
+  EXPECT_EQ(error_at("out.vectorize(x, y)").first, 18);
+  EXPECT_EQ(error_at("out.vectorize(x, vectors(4))").first, 0);
+}
 
 TEST(ScheduleChecker, FirstErrorInTextOrder) {
   try {

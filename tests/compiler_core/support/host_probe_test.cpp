@@ -37,6 +37,28 @@ TEST(HostProbe, TargetKeyIgnoresFeatureOrderAndDisabledFeatures) {
   EXPECT_EQ(a.rfind(host_arch() + "-znver4-", 0), 0u) << a;
 }
 
+// What qemu-user shows an arm64 program on an x86 machine is the x86 /proc/cpuinfo
+// (checked by hand with Debian's qemu-aarch64-static 7.2 and by the arm-labelled cluster
+// test): the architecture it describes, against uname's, is how emulation is told.
+TEST(HostProbe, CpuinfoArchitecture) {
+  EXPECT_EQ(cpuinfo_arch("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\n"),
+            "x86_64");
+  EXPECT_EQ(cpuinfo_arch("processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd\n"
+                         "CPU implementer\t: 0x41\nCPU part\t: 0xd0c\n"),
+            "aarch64");
+  EXPECT_EQ(cpuinfo_arch("processor\t: 0\nhart\t: 0\nisa\t: rv64imafdc\n"), "");
+}
+
+TEST(HostProbe, EmulationIsInTheTargetKey) {
+  // This test runs natively (the arm-labelled test runs the emulated build).
+  EXPECT_FALSE(host_is_emulated());
+  const std::string key = host_target_key("znver4", "+avx2");
+  EXPECT_FALSE(target_is_emulated(key)) << key;
+  EXPECT_TRUE(target_is_emulated("aarch64-generic-811c9dc5-emulated"));
+  EXPECT_FALSE(target_is_emulated("-emulated"));
+  EXPECT_FALSE(target_is_emulated("aarch64-emulated-811c9dc5"));
+}
+
 TEST(HostProbe, ThisHost) {
   EXPECT_GE(host_cpu_count(), 1);
   EXPECT_GE(usable_cores(), 1);
