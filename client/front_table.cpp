@@ -9,6 +9,7 @@
 
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
+#include "compiler_core/support/host_probe.h"
 #include "search/tuning_session.h"
 
 namespace stipple::cli {
@@ -86,6 +87,7 @@ void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
                         {"state", storage::run_state_label(h.run)},
                         {"partial", search::front_is_partial(h.run)},
                         {"target", h.run.target},
+                        {"emulated", target_is_emulated(h.run.target)},
                         {"metric", h.metric},
                         {"variants", nlohmann::json::array()}};
     int variant = 0;
@@ -123,6 +125,10 @@ void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
   out << "run " << h.run.id << ": " << h.run.pipeline_name << ", " << h.run.strategy << ", "
       << h.run.evaluations << " evaluations, " << storage::run_state_label(h.run) << ", target "
       << h.run.target << "\n";
+  if (target_is_emulated(h.run.target)) {
+    out << "emulated: measured under qemu-user on another architecture; the times are the "
+           "emulator's, not a real CPU's, and compare only with each other\n";
+  }
   if (search::front_is_partial(h.run)) {
     out << "partial: the front of the evaluations measured so far (the run is not done); test "
            "columns where a test measurement exists\n";

@@ -64,6 +64,12 @@ int run_worker(const WorkerCliOptions& opt) {
   spdlog::info("worker on {}: {} {}, {} cores, L2 {} KiB, LLC {} KiB, {}-bit vectors; target {}",
                c.host, c.arch, c.cpu, c.cores, c.l2_bytes >> 10, c.llc_bytes >> 10, c.vector_bits,
                c.target);
+  if (c.emulated) {
+    spdlog::warn(
+        "this {} worker runs under emulation (qemu-user on another architecture): "
+        "its timings are the emulator's, kept apart under their own target",
+        c.arch);
+  }
   spdlog::info("coordinator {}, cache {}, {} jobs compiled at once, benchmark lock {}",
                o.coordinator, o.cache_dir, o.compile_jobs > 0 ? o.compile_jobs : c.cores,
                o.evaluator.benchmark_lock.empty() ? "none" : o.evaluator.benchmark_lock);

@@ -41,6 +41,12 @@ CommandRunner add_workers_command(CLI::App& app) {
                       double(c.last_level_cache_bytes()) / (1 << 20), state, heard,
                       static_cast<long long>(w.jobs_completed()), c.target().c_str());
         std::cout << line;
+        if (c.emulated()) {
+          std::cout << "       emulated: " << c.arch()
+                    << " under qemu-user on another architecture; its timings are the "
+                       "emulator's, not an "
+                    << c.arch() << " CPU's\n";
+        }
         // The build that measures: workers of another build compile the same schedules
         // differently, and the nightly history records it.
         std::cout << "       build: stipple "

@@ -21,6 +21,7 @@ proto::Capabilities to_proto(const HostCapabilities& w) {
   gpu->set_target(w.gpu_target);
   gpu->set_absent(w.gpu_absent);
   c.set_target(w.target);
+  c.set_emulated(w.emulated);
   c.set_stipple_version(w.stipple_version);
   c.set_code_generator(w.code_generator);
   return c;
@@ -44,6 +45,7 @@ HostCapabilities from_proto(const proto::Capabilities& c) {
   w.gpu_target = c.gpu().target();
   w.gpu_absent = c.gpu().absent();
   w.target = c.target();
+  w.emulated = c.emulated();
   w.stipple_version = c.stipple_version();
   w.code_generator = c.code_generator();
   return w;

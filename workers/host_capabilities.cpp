@@ -23,6 +23,7 @@ HostCapabilities detect_host_capabilities() {
   }
   std::sort(c.isa_features.begin(), c.isa_features.end());
   c.target = host_target_key(host.cpu, host.features);
+  c.emulated = host_is_emulated();
   c.cores = usable_cores();
   const HostCaches caches = probe_host_caches();
   c.l2_bytes = caches.l2_bytes;

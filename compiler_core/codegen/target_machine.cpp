@@ -33,6 +33,10 @@
 #include <utility>
 #include <vector>
 
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#endif
+
 #include "compiler_core/ir/error.h"
 
 namespace stipple::codegen {
@@ -68,12 +72,37 @@ void initialize_llvm_targets() {
   });
 }
 
+#if defined(__aarch64__) && defined(__linux__)
+// The features the kernel (or qemu-user) tells an arm64 process in its auxiliary vector,
+// under LLVM's names (LLVM's own host detection maps /proc/cpuinfo's "Features" line,
+// which uses the kernel's hwcap names, to these). Read when /proc/cpuinfo has no such
+// line: under qemu-user it is the real machine's x86 text, and the emulated CPU's
+// features are only in the auxiliary vector.
+static void add_hwcap_features(llvm::StringMap<bool>& features) {
+  const unsigned long hwcap = getauxval(AT_HWCAP);
+  auto has = [&](unsigned long bits) { return (hwcap & bits) == bits; };
+  if (has(HWCAP_FP)) features["fp-armv8"] = true;
+  if (has(HWCAP_ASIMD)) features["neon"] = true;
+  if (has(HWCAP_CRC32)) features["crc"] = true;
+  if (has(HWCAP_ATOMICS)) features["lse"] = true;
+  if (has(HWCAP_AES | HWCAP_PMULL)) features["aes"] = true;
+  if (has(HWCAP_SHA1 | HWCAP_SHA2)) features["sha2"] = true;
+  if (has(HWCAP_FPHP | HWCAP_ASIMDHP)) features["fullfp16"] = true;
+  if (has(HWCAP_ASIMDRDM)) features["rdm"] = true;
+  if (has(HWCAP_ASIMDDP)) features["dotprod"] = true;
+}
+#endif
+
 TargetSpec host_target() {
-  // Exactly what llvm::orc::JITTargetMachineBuilder::detectHost does, so the JIT's
-  // TargetMachine and ours agree feature for feature.
+  // What llvm::orc::JITTargetMachineBuilder::detectHost does, so the JIT's TargetMachine
+  // and ours agree feature for feature.
   llvm::SubtargetFeatures features;
   llvm::StringMap<bool> host_features;
-  if (llvm::sys::getHostCPUFeatures(host_features)) {
+  const bool detected = llvm::sys::getHostCPUFeatures(host_features);
+#if defined(__aarch64__) && defined(__linux__)
+  if (!host_features.count("neon")) add_hwcap_features(host_features);
+#endif
+  if (detected || !host_features.empty()) {
     for (auto& f : host_features) features.AddFeature(f.first(), f.second);
   }
   return TargetSpec{"host", llvm::sys::getProcessTriple(), llvm::sys::getHostCPUName().str(),

@@ -30,6 +30,9 @@ struct HostCapabilities {
   /// host_target_key(): jobs go only to workers whose key equals the job's, so timings of
   /// different machines are never mixed in one front.
   std::string target;
+  /// Under user-mode emulation (qemu-user: host_probe.h's host_is_emulated): its timings
+  /// are the emulator's, not a real CPU's of `arch`; `target` then ends in "-emulated".
+  bool emulated = false;
   /// The worker's build: Stipple's version and its code generator's
   /// (codegen::code_generator_version()), which the nightly history records with the
   /// nights measured there. Empty from workers that do not say.
