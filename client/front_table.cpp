@@ -126,8 +126,9 @@ void print_front(std::ostream& out, const FrontListing& h, FrontFormat format) {
       << h.run.evaluations << " evaluations, " << storage::run_state_label(h.run) << ", target "
       << h.run.target << "\n";
   if (target_is_emulated(h.run.target)) {
-    out << "emulated: measured under qemu-user on another architecture; the times are the "
-           "emulator's, not a real CPU's, and compare only with each other\n";
+    out << "emulated: measured on an emulated CPU (qemu-user, or a worker started with "
+           "--emulated); the times are the emulator's, not a real CPU's, and compare only with "
+           "each other\n";
   }
   if (search::front_is_partial(h.run)) {
     out << "partial: the front of the evaluations measured so far (the run is not done); test "

@@ -34,6 +34,7 @@
 #include "compiler_core/schedule/schedule_checker.h"
 #include "compiler_core/support/files.h"
 #include "compiler_core/support/host_probe.h"
+#include "proto/capabilities_codec.h"
 #include "search/nightly/html_report.h"
 #include "search/nightly/night.h"
 #include "search/nightly/report.h"
@@ -440,6 +441,7 @@ int run_nights(const NightlyRunOptions& opt) {
       // The build that measures: this one, or on the cluster the worker's (as it says).
       std::string stipple_version = STIPPLE_VERSION;
       std::string code_generator = codegen::code_generator_version();
+      std::optional<search::MachineModel> machine;  // the re-tune's: this host's unless set
       if (opt.cluster()) {
         std::set<std::string> hosts;
         for (const auto& [name, caps] : live[target]) hosts.insert(name);
@@ -455,6 +457,7 @@ int run_nights(const NightlyRunOptions& opt) {
         const proto::Capabilities& caps = live[target][host];
         if (!caps.stipple_version().empty()) stipple_version = caps.stipple_version();
         if (!caps.code_generator().empty()) code_generator = caps.code_generator();
+        machine = search::MachineModel::of_worker(from_proto(caps));
       }
       const storage::PipelineRecord stored = db->pipeline(reg.pipeline_id).value();
       const std::string file = stored.name + ".stp";
@@ -468,6 +471,7 @@ int run_nights(const NightlyRunOptions& opt) {
         no.change.alpha = opt.alpha;
         no.stipple_version = stipple_version;
         no.host = host;
+        no.machine = machine;
         no.record = !opt.no_record;
         no.llvm_version = code_generator;
         const auto photos =

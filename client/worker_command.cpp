@@ -36,6 +36,7 @@ struct WorkerCliOptions {
   int compile_jobs = 0;
   int64_t cache_max_mib = 4096;
   std::string benchmark_lock = workers::kDefaultBenchmarkLock;
+  bool emulated = false;
 };
 
 std::atomic<bool> g_stop{false};
@@ -56,6 +57,9 @@ int run_worker(const WorkerCliOptions& opt) {
   o.evaluator.benchmark_lock = opt.benchmark_lock == "none" ? "" : opt.benchmark_lock;
   o.compile_jobs = opt.compile_jobs;
   o.cache_max_bytes = opt.cache_max_mib << 20;
+  // Before anything asks (host_is_emulated reads it once), and inherited by the evaluators,
+  // whose target keys must be the worker's.
+  if (opt.emulated) setenv("STIPPLE_EMULATED", "1", 1);
   o.capabilities = workers::detect_host_capabilities();
   if (!opt.host.empty()) o.capabilities.host = opt.host;
   o.capabilities.stipple_version = STIPPLE_VERSION;
@@ -103,6 +107,10 @@ CommandRunner add_worker_command(CLI::App& app) {
   cmd->add_option("--tls-cert", opt->tls.cert,
                   "PEM certificate of this worker, for mutual TLS (with --tls-key)");
   cmd->add_option("--tls-key", opt->tls.key, "PEM private key of --tls-cert");
+  cmd->add_flag("--emulated", opt->emulated,
+                "this host is emulated (its timings are the emulator's): register under a target "
+                "ending in -emulated. Told by itself under Debian 12's qemu-user; give it under "
+                "an emulator that shows the emulated CPU in /proc/cpuinfo (QEMU 8.1 and later)");
   cmd->add_option("--host", opt->host,
                   "the host name to register (default: this machine's; on Kubernetes the "
                   "node's, which outlives a pod's name): the nightly run times a night on one "

@@ -42,9 +42,9 @@ CommandRunner add_workers_command(CLI::App& app) {
                       static_cast<long long>(w.jobs_completed()), c.target().c_str());
         std::cout << line;
         if (c.emulated()) {
-          std::cout << "       emulated: " << c.arch()
-                    << " under qemu-user on another architecture; its timings are the "
-                       "emulator's, not an "
+          std::cout << "       emulated: this " << c.arch()
+                    << " CPU is emulated (qemu-user on another architecture, or --emulated); its "
+                       "timings are the emulator's, not a real "
                     << c.arch() << " CPU's\n";
         }
         // The build that measures: workers of another build compile the same schedules

@@ -2,13 +2,14 @@
 // in lanes (Halide's natural_vector_size, times k), so that one hand schedule vectorises
 // by the same number of registers on NEON and SSE (16 bytes), AVX2 (32) and AVX-512 (64).
 // It is resolved to lanes when a schedule is compiled for a target (compile_schedule), so
-// everything after the parser sees a width in lanes; the text keeps `vectors(k)`, and a
+// everything after the checker sees a width in lanes; the text keeps `vectors(k)`, and a
 // worker that compiles the text compiles it for its own registers.
 #pragma once
 
+#include <optional>
+
 #include "compiler_core/ir/pipeline.h"
 #include "compiler_core/ir/type.h"
-#include "compiler_core/language/source.h"
 #include "compiler_core/schedule/schedule.h"
 
 namespace stipple {
@@ -18,10 +19,17 @@ namespace stipple {
 /// arithmetic), so 4 for f32 or u8 on NEON, 8 on AVX2, 16 on AVX-512; f64 half as many.
 int natural_vector_lanes(int vector_bytes, Type type);
 
-/// Replaces the width of every `vectorize(loop, vectors(k))` in `s` by
-/// k * natural_vector_lanes(vector_bytes, the func's type). A CompileError at the argument
-/// for anything but k = 1, 2 or 4 (the checker then checks the width in lanes).
-void resolve_vector_widths(Schedule& s, const Pipeline& p, int vector_bytes,
-                           const SourceText& source);
+/// k when `width` is `vectors(k)` for an integer k (any k: the checker says which it takes).
+std::optional<int64_t> vector_register_count(const ScheduleArg& width);
+
+/// The register counts vectors(k) takes: 1, 2 or 4, a power of two of lanes within the
+/// checker's 64 on every target (four AVX-512 registers of f32 are 64 lanes), so that a
+/// schedule legal on one target is legal on every other.
+bool valid_vector_register_count(int64_t k);
+
+/// Replaces the width of every `vectorize(loop, vectors(k))` in `s` with a valid k by
+/// k * natural_vector_lanes(vector_bytes, the func's type). Anything else is left for
+/// check_schedule to report, in text order with the other errors.
+void resolve_vector_widths(Schedule& s, const Pipeline& p, int vector_bytes);
 
 }  // namespace stipple

@@ -585,7 +585,7 @@ Schedule compile_schedule(std::string_view text, const std::string& file_name, c
                           ScheduleTarget target, int vector_bytes) {
   Schedule s = parse_schedule(text, file_name);
   SourceText source(text, file_name);
-  resolve_vector_widths(s, p, vector_bytes > 0 ? vector_bytes : host_vector_bytes(), source);
+  resolve_vector_widths(s, p, vector_bytes > 0 ? vector_bytes : host_vector_bytes());
   check_schedule(s, p, &source, target);
   return s;
 }

@@ -8,6 +8,7 @@
 #include "compiler_core/ir/ir_equality.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/ir/ir_visitor.h"
+#include "compiler_core/schedule/natural_vectors.h"
 
 namespace stipple {
 
@@ -372,11 +373,21 @@ class DirectiveApplier {
   void vectorize() {
     int idx = loop_arg(0);
     if (d_.args[1].kind != ScheduleArgKind::Int) {
-      // compile_schedule resolves vectors(k) for its target; a schedule checked without it
-      // has no target to count registers of.
+      // compile_schedule resolves a valid vectors(k) for its target (natural_vectors.h);
+      // what is left here is wrong, or a schedule checked without a target.
+      const std::optional<int64_t> k = vector_register_count(d_.args[1]);
+      if (!k) {
+        error(arg_loc(1),
+              "the vector width is a number of lanes (vectorize(x, 8)) or of native vector "
+              "registers (vectorize(x, vectors(2)))");
+      }
+      if (!valid_vector_register_count(*k)) {
+        error(d_.args[1].args[0].loc,
+              "vectors(k) takes 1, 2 or 4 registers, found " + std::to_string(*k));
+      }
       error(arg_loc(1),
-            "the vector width must be a number of lanes here (vectors(k) is "
-            "resolved for a target when a schedule is compiled)");
+            "vectors(k) is resolved for a target when a schedule is compiled for it "
+            "(compile_schedule); this schedule was checked without one");
     }
     int64_t width = d_.integer(1);
     if (width < 2 || width > 64 || (width & (width - 1)) != 0) {

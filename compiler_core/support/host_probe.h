@@ -21,8 +21,10 @@ std::string cpuinfo_arch(const std::string& cpuinfo);
 
 /// True when this process runs under user-mode emulation (qemu-user on another
 /// architecture): uname reports the emulated architecture (qemu answers it) while
-/// /proc/cpuinfo, which qemu-user passes through from the real machine, describes
-/// another. Read once.
+/// /proc/cpuinfo, which Debian 12's qemu-user (7.2) passes through from the real machine,
+/// describes another. Where that cannot tell (QEMU 8.1 and later fake an Arm
+/// /proc/cpuinfo; a full-system emulator), STIPPLE_EMULATED=1 in the environment says so
+/// (`stipple worker --emulated` sets it for itself and its evaluators). Read once.
 bool host_is_emulated();
 
 /// "ARCH-CPU-HASH": the machine's architecture, LLVM's name of the host CPU and a hash of

@@ -18,6 +18,7 @@
 #include "compiler_core/ir/error.h"
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/schedule/schedule_parser.h"
 #include "compiler_core/support/content_hash.h"
 #include "proto/capabilities_codec.h"
 #include "proto/pipeline_codec.h"
@@ -330,8 +331,11 @@ grpc::Status CoordinatorService::lease_jobs(const grpc::ServerContextBase& conte
     try {
       // A code job's schedules were checked when it was asked for (Evaluate).
       if (pj.code.empty()) {
-        *job->mutable_schedule() = stipple::to_proto(
-            compile_schedule(pj.schedule, "<job " + pj.id + ">", *setup->pipeline));
+        // Checked here (vectors(k) is legal on every target), sent as written: a width in
+        // registers is the worker's to resolve for its own (natural_vectors.h).
+        const std::string name = "<job " + pj.id + ">";
+        compile_schedule(pj.schedule, name, *setup->pipeline);
+        *job->mutable_schedule() = stipple::to_proto(parse_schedule(pj.schedule, name));
       }
     } catch (const UserError& e) {
       response->mutable_jobs()->RemoveLast();

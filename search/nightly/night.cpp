@@ -290,7 +290,8 @@ NightOutcome run_night(storage::Database& db, const storage::NightlyRecord& reg,
           continue;
         }
         try {
-          compile_schedule(text, "<warm start>", pipeline);
+          compile_schedule(text, "<warm start>", pipeline, ScheduleTarget::Cpu,
+                           options.machine ? options.machine->vector_bytes : 0);
           o.warm_start.push_back(text);
         } catch (const UserError&) {
         }
@@ -298,6 +299,7 @@ NightOutcome run_night(storage::Database& db, const storage::NightlyRecord& reg,
       o.seed = uint64_t(out.night.id);  // each night explores anew
       o.budget = 1 + int64_t(o.warm_start.size()) + options.budget;
       TuningSession session(db, evaluator, pipeline, source, o);
+      if (options.machine) session.set_machine(*options.machine);
       retune_run = session.create_run();
       say("re-tuning (run " + std::to_string(*retune_run) + ", " + std::to_string(options.budget) +
           " evaluations past the warm start)");

@@ -52,6 +52,7 @@
 
 #include "compiler_core/ir/pipeline.h"
 #include "search/nightly/change_test.h"
+#include "search/reuse/machine_model.h"
 #include "search/tune_options.h"
 #include "storage/database.h"
 #include "workers/evaluator.h"
@@ -77,6 +78,9 @@ struct NightOptions {
   /// decide only (`--no-record`, what a report's "measure again" runs), so that a night
   /// run to look again never becomes the next night's baseline.
   bool record = true;
+  /// The machine the night measures on, for the re-tune's searches (TuningSession::
+  /// set_machine); unset: this host, where a local evaluator measures.
+  std::optional<MachineModel> machine;
 };
 
 /// A variant of the night with what it is compared with.

@@ -78,7 +78,7 @@ TEST_F(ArmWorkerTest, AnEmulatedArm64WorkerTunesARunOfItsTarget) {
   const Result listed = stipple("workers --coordinator " + address);
   ASSERT_EQ(listed.exit_code, 0) << listed.output;
   EXPECT_NE(listed.output.find(caps.target()), std::string::npos) << listed.output;
-  EXPECT_NE(listed.output.find("emulated: aarch64 under qemu-user"), std::string::npos)
+  EXPECT_NE(listed.output.find("emulated: this aarch64 CPU is emulated"), std::string::npos)
       << listed.output;
 
   // A run of its target, with the run's own test photo, completes on it.
@@ -115,7 +115,7 @@ TEST_F(ArmWorkerTest, AnEmulatedArm64WorkerTunesARunOfItsTarget) {
   EXPECT_GE(ok, 6);
   const Result front = stipple("front " + std::to_string(run) + " --db " + db_path());
   ASSERT_EQ(front.exit_code, 0) << front.output;
-  EXPECT_NE(front.output.find("emulated: measured under qemu-user"), std::string::npos)
+  EXPECT_NE(front.output.find("emulated: measured on an emulated CPU"), std::string::npos)
       << front.output;
 
   // The front's variants, run by the arm64 binary (its JIT, NEON code) under qemu, write

@@ -139,6 +139,39 @@ TEST_F(ClusterTest, AWorkerWhoseEvaluatorCannotRunExitsTwo) {
       << r.output;
 }
 
+// A worker told it is emulated (`--emulated`, for an emulator that cannot be told from the
+// inside: tests/client/arm_worker_test.cpp has qemu-user tell itself) registers, and its
+// evaluator measures, under a target of its own, which `stipple workers` and `stipple
+// front` name as emulated: its timings never join a real host's.
+TEST_F(ClusterTest, AnEmulatedWorkersTimingsAreKeptApart) {
+  const std::string address = start_coordinator();
+  client::CoordinatorClient c = client(address);
+  Process worker = start_worker(address, {"--emulated", "--benchmark-lock", "none"});
+  ASSERT_TRUE(wait_until([&] { return c.workers().size() == 1; }, 20s)) << read_file(worker.err);
+  const proto::Capabilities caps = c.workers()[0].capabilities();
+  EXPECT_TRUE(caps.emulated());
+  ASSERT_GT(caps.target().size(), 9u);
+  EXPECT_EQ(caps.target().substr(caps.target().size() - 9), "-emulated") << caps.target();
+  const Result listed = stipple("workers --coordinator " + address);
+  EXPECT_NE(listed.output.find("emulated: "), std::string::npos) << listed.output;
+
+  const int64_t run = submit(address, 2);
+  ASSERT_EQ(wait_for_run(c, run), "done") << read_file(worker.err);
+  // The evaluator (a child, told by the environment) measured under the worker's target.
+  EXPECT_EQ(read_file(worker.err).find("the evaluator measures for target"), std::string::npos)
+      << read_file(worker.err);
+  auto db = storage::Database::open(db_path());
+  int evaluations = 0;
+  for (const storage::RunEvaluation& e : db->run_evaluations(run)) {
+    EXPECT_EQ(e.evaluation.key.target, caps.target());
+    ++evaluations;
+  }
+  EXPECT_GE(evaluations, 2);
+  const Result front = stipple("front " + std::to_string(run) + " --db " + db_path());
+  EXPECT_NE(front.output.find("emulated: measured on an emulated CPU"), std::string::npos)
+      << front.output;
+}
+
 TEST_F(ClusterTest, KilledCoordinatorRestartsAndTheRunResumes) {
   const std::string address = start_coordinator();
   const int port = std::stoi(address.substr(address.rfind(':') + 1));

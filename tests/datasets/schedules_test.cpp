@@ -74,9 +74,11 @@ class HandSchedule : public ::testing::TestWithParam<std::string> {
     pipeline_ = load_pipeline_file(stp_path(GetParam()));
   }
   // The schedule, or a failure with the checker's message.
-  bool load(Schedule* out) {
+  /// For a target of `vector_bytes` registers (0: this host's).
+  bool load(Schedule* out, int vector_bytes = 0) {
     try {
-      *out = load_schedule_file(sched_path(GetParam()), pipeline_);
+      *out =
+          load_schedule_file(sched_path(GetParam()), pipeline_, ScheduleTarget::Cpu, vector_bytes);
       return true;
     } catch (const UserError& e) {
       ADD_FAILURE() << e.what();
@@ -132,24 +134,29 @@ TEST_P(HandSchedule, OutputIsParallelAndVectorised) {
   EXPECT_EQ(nest.loops[0].origin, out->args[0]);
 }
 
-TEST_P(HandSchedule, VectorsFillAnAvx512Register) {
-  // 16 lanes of 32-bit values fill a 512-bit register; narrower widths waste the machine.
-  Schedule s;
-  ASSERT_TRUE(load(&s));
-  SourceText source("", "hand.sched");
-  int vectorized_stages = 0;
-  for (const Func& f : pipeline_.funcs) {
-    if (effective_compute_level(s, pipeline_, f).kind == LevelKind::Inline) continue;
-    for (int st = 0; st < stage_count(f); ++st) {
-      StageLoopNest nest = stage_loop_nest(s, pipeline_, f, st, source);
-      for (const Loop& l : nest.loops) {
-        if (l.for_type != ForType::Vectorized) continue;
-        ++vectorized_stages;
-        EXPECT_GE(l.lanes, 16) << stage_name(f.name, st);
+TEST_P(HandSchedule, VectorsFillARegisterOfEachTarget) {
+  // Widths in registers (vectors(k)): on NEON and SSE (16 bytes), AVX2 (32) and AVX-512
+  // (64) alike, every vector fills at least one register of 32-bit lanes (4, 8, 16);
+  // narrower widths waste the machine, and x86 widths would be 4x too wide on NEON.
+  for (int bytes : {16, 32, 64}) {
+    Schedule s;
+    ASSERT_TRUE(load(&s, bytes));
+    SourceText source("", "hand.sched");
+    int vectorized_stages = 0;
+    for (const Func& f : pipeline_.funcs) {
+      if (effective_compute_level(s, pipeline_, f).kind == LevelKind::Inline) continue;
+      for (int st = 0; st < stage_count(f); ++st) {
+        StageLoopNest nest = stage_loop_nest(s, pipeline_, f, st, source);
+        for (const Loop& l : nest.loops) {
+          if (l.for_type != ForType::Vectorized) continue;
+          ++vectorized_stages;
+          EXPECT_GE(l.lanes, bytes / 4) << stage_name(f.name, st) << ", " << bytes << "-byte";
+          EXPECT_LE(l.lanes, bytes) << stage_name(f.name, st) << ", " << bytes << "-byte";
+        }
       }
     }
+    EXPECT_GE(vectorized_stages, 1);
   }
-  EXPECT_GE(vectorized_stages, 1);
 }
 
 TEST_P(HandSchedule, ZeroDimensionalFuncsAreComputedOnce) {

@@ -337,6 +337,17 @@ TEST(ScheduleChecker, VectorsCountTheTargetsRegisters) {
   EXPECT_EQ(error_at("out.vectorize(x, lanes(4))").first, 18);
   EXPECT_EQ(error_at("out.vectorize(x, y)").first, 18);
   EXPECT_EQ(error_at("out.vectorize(x, vectors(4))").first, 0);
+  // In text order with the checker's other errors: the unknown loop on line 1 first.
+  try {
+    compile_schedule("out.vectorize(q, 8)\nA.compute_root().vectorize(x, vectors(3))", "s",
+                     pipeline());
+    FAIL();
+  } catch (const CompileError& e) {
+    EXPECT_EQ(e.line(), 1) << e.what();
+  }
+  // Checked without a target (check_schedule alone), a width in registers has no meaning.
+  EXPECT_THROW(check_schedule(parse_schedule("out.vectorize(x, vectors(2))", "s"), pipeline()),
+               CompileError);
 }
 
 TEST(ScheduleChecker, FirstErrorInTextOrder) {
