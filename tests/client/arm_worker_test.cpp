@@ -119,23 +119,32 @@ TEST_F(ArmWorkerTest, AnEmulatedArm64WorkerTunesARunOfItsTarget) {
       << front.output;
 
   // The front's variants, run by the arm64 binary (its JIT, NEON code) under qemu, write
-  // the image this host's build writes for the same schedule.
-  const std::vector<std::string> schedules = front_schedules(c, run);
-  ASSERT_FALSE(schedules.empty());
-  int compared = 0;
-  for (size_t i = 0; i < schedules.size() && compared < 3; ++i, ++compared) {
-    const std::string sched = write("variant" + std::to_string(i) + ".sched", schedules[i]);
+  // the image this host's build writes for the same schedule, and an exact one the image
+  // of the reference evaluator (compiler_core/interp), which runs no generated code.
+  const proto::GetFrontResponse points = c.front(run);
+  ASSERT_GT(points.points_size(), 0);
+  int compared = 0, exact = 0;
+  for (const proto::FrontPoint& point : points.points()) {
+    if (compared == 3) break;
+    const std::string i = std::to_string(compared++);
+    const std::string sched = write("variant" + i + ".sched", point.schedule_text());
     const std::string args = "run " + kPipeline + " --schedule " + sched + " --input in=" + kTest;
-    const std::string x86 = path("x86-" + std::to_string(i) + ".png");
-    const std::string arm = path("arm-" + std::to_string(i) + ".png");
+    const std::string x86 = path("x86-" + i + ".png"), arm = path("arm-" + i + ".png");
     const Result here = stipple(args + " --output " + x86);
     ASSERT_EQ(here.exit_code, 0) << here.output;
     const Result there = shell(qemu() + " " + arm_binary("stipple") + " " + args + " --output " +
                                arm + " --compare " + x86);
     ASSERT_EQ(there.exit_code, 0) << there.output;
-    EXPECT_EQ(read_file(arm), read_file(x86)) << schedules[i] << "\n" << there.output;
+    EXPECT_EQ(read_file(arm), read_file(x86)) << point.schedule_text() << "\n" << there.output;
+    if (point.train_error() == 0) {
+      ++exact;
+      const std::string reference = path("interp-" + i + ".png");
+      const Result interp = stipple(args + " --interp --output " + reference);
+      ASSERT_EQ(interp.exit_code, 0) << interp.output;
+      EXPECT_EQ(read_file(arm), read_file(reference)) << point.schedule_text();
+    }
   }
-  EXPECT_GT(compared, 0);
+  EXPECT_GT(exact, 0) << "no exact variant on the front to compare with the reference evaluator";
 }
 
 }  // namespace
