@@ -141,7 +141,7 @@ const std::vector<DirectiveSpec>& specs() {
       // checker sees it).
       {"vectorize",
        DirectiveScope::Stage,
-       {S::Name, S::Any},
+       {S::Name, S::Width},
        {},
        false,
        "vectorize(loop, lanes) or vectorize(loop, vectors(registers))"},
@@ -216,6 +216,7 @@ const char* shape_noun(ArgShape s) {
     case ArgShape::Name: return "a loop name";
     case ArgShape::Int: return "an integer";
     case ArgShape::Level: return "a func name or func.update(k)";
+    case ArgShape::Width: return "an integer (lanes) or vectors(k) (registers)";
     case ArgShape::Any: return "an argument";
   }
   return "?";
@@ -227,6 +228,7 @@ bool fits(const ScheduleArg& a, ArgShape s) {
     case ArgShape::Int: return a.kind == ScheduleArgKind::Int;
     case ArgShape::Level:
       return a.kind == ScheduleArgKind::Name || a.kind == ScheduleArgKind::Stage;
+    case ArgShape::Width: return a.kind == ScheduleArgKind::Int || a.kind == ScheduleArgKind::Call;
     case ArgShape::Any: return true;
   }
   return false;

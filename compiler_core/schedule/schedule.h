@@ -147,6 +147,7 @@ enum class ArgShape : uint8_t {
   Name,   // an identifier
   Int,    // an integer
   Level,  // a func name or func.update(k)
+  Width,  // a vector width: an integer (lanes) or a call (vectors(k), registers)
   Any,    // any argument (for directives whose values the checker interprets)
 };
 

@@ -19,6 +19,7 @@
 
 #include "compiler_core/language/frontend.h"
 #include "compiler_core/schedule/schedule_checker.h"
+#include "compiler_core/schedule/schedule_parser.h"
 #include "proto/pipeline_codec.h"
 #include "proto/rpc_security.h"
 #include "proto/schedule_codec.h"
@@ -194,8 +195,10 @@ TEST_F(CoordinatorServiceTest, RoundTripFromEvaluateToWorkerAndBack) {
     EXPECT_EQ(j.split(), "train");
     EXPECT_EQ(j.give_up_ms(), 250.0);
     EXPECT_EQ(j.lease_seconds(), 20.0);
-    // The Schedule message is the schedule of the text.
-    EXPECT_EQ(from_proto(j.schedule()), compile_schedule(j.schedule_text(), "<text>", pipeline));
+    // The Schedule message is the schedule of the text, as written (a width in registers,
+    // vectors(k), is the worker's to resolve), and the text is legal.
+    EXPECT_EQ(from_proto(j.schedule()), parse_schedule(j.schedule_text(), "<text>"));
+    EXPECT_NO_THROW(compile_schedule(j.schedule_text(), "<text>", pipeline));
     EXPECT_EQ(j.job_id(), RemoteEvaluator::job_id(7, setup_id_, "train", j.schedule_text()));
     id_by_schedule[j.schedule_text()] = j.job_id();
   }
