@@ -1,8 +1,5 @@
 #include "search/reuse/machine_model.h"
 
-#include <llvm/ADT/StringMap.h>
-#include <llvm/Support/Host.h>
-
 #include <algorithm>
 #include <sstream>
 
@@ -19,19 +16,8 @@ MachineModel MachineModel::host() {
   if (m.llc_bytes < m.l2_bytes) m.llc_bytes = m.l2_bytes;
   if (caches.line_bytes > 0) m.cache_line = caches.line_bytes;
 
-  llvm::StringMap<bool> features;
-  if (llvm::sys::getHostCPUFeatures(features)) {
-    auto has = [&](const char* name) {
-      auto it = features.find(name);
-      return it != features.end() && it->second;
-    };
-    m.vector_bytes = vector_bytes_from_features(has("avx512f"), has("avx2"), has("avx"),
-                                                has("neon") || has("asimd"));
-  } else {
-#if defined(__aarch64__) || defined(__ARM_NEON)
-    m.vector_bytes = 16;
-#endif
-  }
+  // The one reading of the host's registers that vectors(k) in a schedule also counts.
+  m.vector_bytes = host_vector_bytes();
   return m;
 }
 

@@ -18,9 +18,9 @@ struct MachineModel {
   int cache_line = 64;
   int vector_bytes = 32;
 
-  /// The host this process runs on: cores and caches as compiler_core/support/host_probe.h
-  /// reads them, the vector width from LLVM's host CPU features (avx512f: 64 bytes, avx or
-  /// avx2: 32, NEON and anything else: 16). What cannot be read keeps the defaults above.
+  /// The host this process runs on: cores, caches and the vector width
+  /// (host_vector_bytes) as compiler_core/support/host_probe.h reads them. What cannot be
+  /// read keeps the defaults above.
   static MachineModel host();
 
   /// A worker's host as it registered (the coordinator models the target's machine, not
