@@ -21,7 +21,7 @@
 namespace stipple::codegen {
 
 /// The largest lane stride of a row read loaded as one stretch (row_stride), and the most
-/// elements such a stretch may span.
+/// elements one load of such a stretch spans (wider rows are loaded in pieces).
 inline constexpr int64_t kMaxRowStride = 8;
 inline constexpr int64_t kMaxRowSpan = 128;
 inline constexpr int64_t kMaxLaneDivisor = 16;
@@ -146,9 +146,11 @@ class CodeGen {
   /// (strided_row) rather than gathered lane by lane.
   int64_t row_stride(const BufferInfo& buf, const std::vector<llvm::Value*>& coords) const;
   /// Lanes base, base + s, ..., base + (lanes - 1) * s of memory at `p` (elements of type
-  /// et): a masked load of the (lanes - 1) * s + 1 elements they span (nothing past the
-  /// last lane is touched), then a shuffle.
-  llvm::Value* strided_row(llvm::Type* et, llvm::Value* p, int64_t stride, llvm::Align align);
+  /// et): masked loads of the (lanes - 1) * s + 1 elements they span, in pieces of at most
+  /// kMaxRowSpan (nothing past the last lane is touched), then shuffles. Under `mask`
+  /// only the active lanes' elements are read; the others read zero.
+  llvm::Value* strided_row(llvm::Type* et, llvm::Value* p, int64_t stride, llvm::Align align,
+                           llvm::Value* mask = nullptr);
   llvm::Value* lane_pointers(const BufferInfo& buf, const std::vector<llvm::Value*>& coords);
   /// Lanes reading a func's small table of bytes as lookups in registers (byte permutes,
   /// CodeGenTarget::byte_permutes); nullptr where that does not apply

@@ -284,23 +284,49 @@ int64_t CodeGen::row_stride(const BufferInfo& buf, const std::vector<llvm::Value
   std::optional<int64_t> step = lane_stride(coords[0]);
   if (!step || *step < 1 || *step > kMaxRowStride) return 0;
   const int64_t s = *step * buf.inner_stride;
-  if (s > kMaxRowStride || lanes_ * s > kMaxRowSpan) return 0;
+  if (s > kMaxRowStride) return 0;
   return s;
 }
 
-llvm::Value* CodeGen::strided_row(llvm::Type* et, llvm::Value* p, int64_t stride,
-                                  llvm::Align align) {
-  const unsigned span = static_cast<unsigned>((lanes_ - 1) * stride + 1);
-  const unsigned wide = static_cast<unsigned>(lanes_ * stride);
-  llvm::Type* wt = llvm::FixedVectorType::get(et, wide);
-  std::vector<llvm::Constant*> bits;
-  for (unsigned i = 0; i < wide; ++i) bits.push_back(b_.getInt1(i < span));
-  llvm::Value* all =
-      b_.CreateMaskedLoad(wt, b_.CreateBitCast(p, wt->getPointerTo()), align,
-                          llvm::ConstantVector::get(bits), llvm::Constant::getNullValue(wt));
-  std::vector<int> pick;
-  for (int i = 0; i < lanes_; ++i) pick.push_back(static_cast<int>(i * stride));
-  return b_.CreateShuffleVector(all, pick, "strided.row");
+llvm::Value* CodeGen::strided_row(llvm::Type* et, llvm::Value* p, int64_t stride, llvm::Align align,
+                                  llvm::Value* mask) {
+  // Pieces of at most kMaxRowSpan elements each, joined: a 64-lane row at stride 4 (a
+  // perforated stage vectorised four registers wide, for four independent chains of
+  // adds) is four loads of 64 elements and their shuffles, not one of 256 that LLVM's
+  // x86 lowering splits badly, nor a gather.
+  const int piece = static_cast<int>(std::max<int64_t>(kMaxRowSpan / stride, 1));
+  std::vector<llvm::Value*> pieces;
+  for (int first = 0; first < lanes_; first += piece) {
+    const int n = std::min(piece, lanes_ - first);
+    const unsigned span = static_cast<unsigned>((n - 1) * stride + 1);
+    const unsigned wide = static_cast<unsigned>(n * stride);
+    llvm::Type* wt = llvm::FixedVectorType::get(et, wide);
+    llvm::Value* wide_mask;
+    if (mask) {
+      // Under a mask only the elements of active lanes are read (lane l's element l * s
+      // takes lane l's bit, the others none), so an inactive lane touches no memory and
+      // reads zero, as a masked gather's would: a tail vector costs a few more shuffles
+      // instead of a gather per lane (a perforated stage's last vector of each row).
+      std::vector<int> spread;
+      for (unsigned i = 0; i < wide; ++i) {
+        spread.push_back(i % stride == 0 && i < span ? first + static_cast<int>(i / stride)
+                                                     : lanes_);
+      }
+      llvm::Value* none = llvm::Constant::getNullValue(mask->getType());
+      wide_mask = b_.CreateShuffleVector(mask, none, spread);
+    } else {
+      std::vector<llvm::Constant*> bits;
+      for (unsigned i = 0; i < wide; ++i) bits.push_back(b_.getInt1(i < span));
+      wide_mask = llvm::ConstantVector::get(bits);
+    }
+    llvm::Value* at = b_.CreateConstGEP1_64(et, p, static_cast<uint64_t>(first * stride));
+    llvm::Value* all = b_.CreateMaskedLoad(wt, b_.CreateBitCast(at, wt->getPointerTo()), align,
+                                           wide_mask, llvm::Constant::getNullValue(wt));
+    std::vector<int> pick;
+    for (int i = 0; i < n; ++i) pick.push_back(static_cast<int>(i * stride));
+    pieces.push_back(b_.CreateShuffleVector(all, pick, "strided.row"));
+  }
+  return pieces.size() == 1 ? pieces[0] : llvm::concatenateVectors(b_, pieces);
 }
 
 void CodeGen::record_lane_division(llvm::Value* result, llvm::Value* numerator,
@@ -458,8 +484,8 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
     return b_.CreateAlignedLoad(vt, p, align);
   }
   if (llvm::Value* w = window_load(buf, coords)) return w;
-  if (const int64_t s = row_stride(buf, coords); s > 1 && !mask_) {
-    return strided_row(et, lane0_pointer(buf, coords), s, align);
+  if (const int64_t s = row_stride(buf, coords); s > 1) {
+    return strided_row(et, lane0_pointer(buf, coords), s, align, mask_);
   }
   if (llvm::Value* looked_up = byte_table_lookup(buf, coords)) return looked_up;
   llvm::Value* all = llvm::Constant::getAllOnesValue(shaped(b_.getInt1Ty(), zero));

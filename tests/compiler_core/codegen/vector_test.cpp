@@ -432,6 +432,31 @@ TEST(VectorAccess, StridedRowsAreOneLoadAndAShuffleAtEveryEdge) {
   }
 }
 
+TEST(VectorAccess, WideAndMaskedStridedRowsAreShufflesNotGathers) {
+  // A func read at s * x - i by vectors of 32 and 64 lanes (spans of up to 511 elements,
+  // loaded in pieces) and in the tail vectors of widths that are not a multiple of the
+  // lanes (loads under the lanes' mask): shuffles of row loads, never a gather, and the
+  // evaluator's values, the tail's inactive lanes included (nothing is stored past it).
+  const std::string src =
+      "pipeline s\ninput in : f32[x, y]\nfunc g(x, y) = in(x, y) * 2.0 + 1.0\n"
+      "func f(x, y) = g(8 * x + 3, y) + sum(i in -3..3 : g(x * 4 - i + 3, y) * f32(i + 5))\n"
+      "func out(x, y) = f(x, y)\noutput out\n";
+  for (int64_t width : {1, 17, 40, 64, 100}) {
+    Buffer in(ScalarType::Float32, {8 * width + 8, 3});
+    for (int64_t i = 0; i < in.element_count(); ++i) {
+      in.set_flat(i, static_cast<double>((i * 37) % 101) / 8);
+    }
+    for (int lanes : {32, 64}) {
+      const std::string sched =
+          "g.compute_root()\nf.compute_root().vectorize(x, " + std::to_string(lanes) + ")";
+      Result r = run_both(src, sched, {{"in", in}}, {width, 3});
+      expect_same(r, "width " + std::to_string(width) + " under " + sched);
+      EXPECT_NE(r.ir.find("strided.row"), std::string::npos) << sched;
+      EXPECT_EQ(r.ir.find("@llvm.masked.gather"), std::string::npos) << sched;
+    }
+  }
+}
+
 TEST(VectorAccess, MirroredLanesFarOutsideTheImageMatchTheEvaluator) {
   // Lanes past the left or right edge reflect with a Euclidean remainder by the period,
   // which vector code takes from a division in double (no vector srem: one idiv per lane).
