@@ -145,6 +145,7 @@ std::string Genome::key() const {
     std::snprintf(buf, sizeof buf, "%s:%d.%d.%d.%dx%d.v%d%s%s", s.func.c_str(), int(f.compute),
                   f.compute_loop, f.store_outward, f.tile_x, f.tile_y, f.vector_width,
                   f.parallel ? "p" : "", f.channels_inside ? "c" : "");
+    if (f.narrow) k += "n";
     k += buf;
     if (p.kind != PerforationKind::None) {
       std::snprintf(buf, sizeof buf, "/%s.%dx%d.k%d.f%.4g.r%d.%d.%s.%.4g%s",
@@ -173,6 +174,31 @@ SearchSpace::SearchSpace(const Pipeline& p, Options options)
   std::map<std::string, size_t> index;
   for (size_t i = 0; i < p.funcs.size(); ++i) index[p.funcs[i].name] = i;
   for (const Func* f : consumers_first(p)) consumers_first_.push_back(index.at(f->name));
+  find_narrow_types();
+}
+
+void SearchSpace::find_narrow_types() {
+  // Producers first, each with every narrower producer already narrowed, so that a chain
+  // (camera_pipe's raw, denoised, deinterleaved) is proved stage by stage as the checker
+  // proves it. Fewest bits first; unsigned before signed at one width.
+  Schedule narrowed;
+  narrowed.file_name = "<narrowing>";
+  for (auto it = consumers_first_.rbegin(); it != consumers_first_.rend(); ++it) {
+    FuncInfo& info = funcs_[*it];
+    if (info.is_output || !info.pure || !info.func->type.is_int()) continue;
+    for (Type t : {UInt8(), Int8(), UInt16(), Int16()}) {
+      if (t.bits() >= info.func->type.bits()) break;
+      std::vector<Directive>& chain = narrowed.funcs[info.func->name].stages[0].directives;
+      chain = {Directive::make("store_as", {name_arg(to_string(t))})};
+      try {
+        check_schedule(narrowed, p_);
+        info.narrow_type = t;
+        break;
+      } catch (const CompileError&) {
+        narrowed.funcs.erase(info.func->name);
+      }
+    }
+  }
 }
 
 Genome SearchSpace::exact_genome() const {
@@ -209,6 +235,7 @@ void SearchSpace::randomize_fusion_gene(const FuncInfo& f, FusionGene& g,
   g.vector_width = pick(rng, vector_widths_);
   g.parallel = chance(rng, 0.5);
   g.channels_inside = chance(rng, 0.3);
+  g.narrow = f.narrow_type && chance(rng, 0.5);
 }
 
 void SearchSpace::randomize_fusion(StageGene& s, std::mt19937_64& rng) const {
@@ -277,7 +304,7 @@ void SearchSpace::mutate(Genome& g, std::mt19937_64& rng) const {
   const FuncInfo& info = funcs_[i];
   if (!options_.allow_perforation || chance(rng, 0.5)) {
     FusionGene& f = s.fusion;
-    switch (std::uniform_int_distribution<int>(0, 8)(rng)) {
+    switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
       case 0: {
         FusionGene fresh = f;
         randomize_fusion_gene(info, fresh, rng);
@@ -291,6 +318,12 @@ void SearchSpace::mutate(Genome& g, std::mt19937_64& rng) const {
       case 5: f.vector_width = step_in(vector_widths_, f.vector_width, chance(rng, 0.5)); break;
       case 6: f.parallel = !f.parallel; break;
       case 7: f.channels_inside = !f.channels_inside; break;
+      case 8:
+        if (info.narrow_type) {
+          f.narrow = !f.narrow;
+          break;
+        }
+        [[fallthrough]];
       default: randomize_fusion_gene(info, f, rng); break;
     }
     return;
@@ -448,7 +481,9 @@ Decoded SearchSpace::decode(const Genome& input) const {
 
     // The loops (none for an inlined func).
     if (fg.compute == ComputeChoice::Inline) {
+      const bool narrow = fg.narrow;  // an inlined func's storage still bounds its readers
       fg = FusionGene{ComputeChoice::Inline};
+      fg.narrow = narrow;
     } else {
       const size_t dims = f.args.size();
       std::string inner_x = dims ? f.args[0] : "", outer_y = dims >= 2 ? f.args[1] : "";
@@ -532,6 +567,18 @@ Decoded SearchSpace::decode(const Genome& input) const {
       for (const Loop& l : nest.loops) {
         if (l.name.find('.') == std::string::npos) output_loops.push_back(l.name);
       }
+    }
+  }
+  // Narrowed storage, producers first: a func's proof may rest on its producers' narrower
+  // values (find_narrow_types), which must be in the model before it is checked.
+  for (auto it = consumers_first_.rbegin(); it != consumers_first_.rend(); ++it) {
+    const FuncInfo& info = funcs_[*it];
+    FusionGene& fg = out.genome.stages[*it].fusion;
+    if (!fg.narrow) continue;
+    if (!info.narrow_type ||
+        !try_add(info.func->name,
+                 Directive::make("store_as", {name_arg(to_string(*info.narrow_type))}))) {
+      fg.narrow = false;
     }
   }
   out.text = print_schedule(model, p_);
@@ -620,9 +667,11 @@ Genome SearchSpace::encode(const Schedule& s) const {
       pg.reduction_stride = int(a.reductions[0].stride);
     } else if (a.channels) {
       pg.kind = PerforationKind::Channels;
-    } else if (a.storage) {
+    } else if (a.storage == ScalarType::Float16) {
       pg.kind = PerforationKind::StoreF16;
     }
+    // An integer storage is the narrow gene when it is the type the space narrows to.
+    fg.narrow = a.storage && info.narrow_type && *a.storage == info.narrow_type->code;
     g.stages.push_back(gene);
   }
   return g;

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -63,6 +64,9 @@ struct FusionGene {
   int vector_width = 0;          // of the innermost x loop; 0: scalar
   bool parallel = false;         // the outermost y loop (yo when tiled)
   bool channels_inside = false;  // with tiling, the third dimension's loop inside the tiles
+  /// Stored in the narrowest integer type the checker proves holds every value
+  /// (store_as(u16), ...; SearchSpace::narrow_type): exact, fewer bytes to move.
+  bool narrow = false;
   bool operator==(const FusionGene&) const = default;
 };
 
@@ -137,6 +141,10 @@ class SearchSpace {
     bool is_output = false;
     bool pure = true;                         // no update definitions
     std::vector<std::string> reduction_vars;  // of the pure definition's reductions
+    /// The narrowest integer storage the checker accepts for the func when every
+    /// producer that has one is narrowed too (the proofs chain: narrow_types); none for
+    /// float funcs and funcs whose values it cannot bound.
+    std::optional<Type> narrow_type;
   };
   const Pipeline& p_;
   Options options_;
@@ -145,6 +153,7 @@ class SearchSpace {
   std::vector<size_t> consumers_first_;
 
   void randomize_fusion_gene(const FuncInfo& f, FusionGene& g, std::mt19937_64& rng) const;
+  void find_narrow_types();
 };
 
 const char* perforation_kind_name(PerforationKind k);

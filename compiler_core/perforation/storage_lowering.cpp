@@ -38,7 +38,10 @@ Pipeline lower_storage(const Pipeline& p, const std::map<std::string, Type>& sto
     mutate_updates(f, widen);
     auto it = storage.find(f.name);
     if (it == storage.end()) continue;
-    STIPPLE_INTERNAL_CHECK(f.type == Float32() && f.updates.empty() && f.name != p.output.func,
+    const bool narrows = it->second == Float16() ? f.type == Float32()
+                                                 : f.type.is_int() && it->second.is_int() &&
+                                                       it->second.bits() < f.type.bits();
+    STIPPLE_INTERNAL_CHECK(narrows && f.updates.empty() && f.name != p.output.func,
                            "store_as on '" + f.name + "', which the checker refuses");
     f.type = it->second;
     f.value = Cast::make(it->second, f.value);

@@ -15,6 +15,12 @@
 // rewritten pipeline is its reference. The schedule checker accepts store_as only on an
 // f32 func without update definitions that is not the output, and not together with a
 // perforation or channels of the same func (approximation.h).
+//
+// Integer narrowing is the same rewrite: `raw.store_as(u16)` makes an i32 func a u16 one
+// (a cast where it is computed, a widening cast where it is read). The checker accepts it
+// only where bounds::interval_of proves every value the definition can compute, for any
+// input, param and coordinate, to be a value of the narrower type, so the casts never
+// change a value and the variant is exact: half the bytes of the func's buffer for free.
 #pragma once
 
 #include <map>
@@ -24,8 +30,8 @@
 
 namespace stipple::perforation {
 
-/// p with each func named in `storage` (all f32, none the output) stored as the type given
-/// (Float16).
+/// p with each func named in `storage` (none the output) stored as the type given: an f32
+/// func as Float16, an integer func as a narrower integer type.
 Pipeline lower_storage(const Pipeline& p, const std::map<std::string, Type>& storage);
 
 }  // namespace stipple::perforation

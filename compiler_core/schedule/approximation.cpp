@@ -5,7 +5,9 @@
 #include <cmath>
 #include <set>
 
+#include "compiler_core/bounds/interval.h"
 #include "compiler_core/ir/error.h"
+#include "compiler_core/ir/ir_mutator.h"
 #include "compiler_core/ir/ir_printer.h"
 #include "compiler_core/ir/ir_visitor.h"
 #include "compiler_core/schedule/schedule_printer.h"
@@ -52,10 +54,13 @@ class ReductionVars : public IRVisitor {
 
 std::string q(const std::string& s) { return "'" + s + "'"; }
 
+const StageSchedule* pure_stage(const Schedule& s, const std::string& func);
+
 class ApproximationReader {
  public:
-  ApproximationReader(const Pipeline& p, const Func& f, const SourceText& source)
-      : p_(p), f_(f), source_(source) {
+  ApproximationReader(const Pipeline& p, const Func& f, const SourceText& source,
+                      const Schedule& schedule)
+      : p_(p), f_(f), source_(source), schedule_(schedule) {
     ReductionVars rv;
     f.value.accept(&rv);
     reduction_vars_ = rv.names;
@@ -405,18 +410,95 @@ class ApproximationReader {
 
   ScalarType storage(const Directive& d) const {
     const ScheduleArg& t = d.args[0];
-    if (t.kind != ScheduleArgKind::Name || t.name != "f16") {
-      error(t.loc, "store_as takes the storage type: store_as(f16) (IEEE binary16)");
+    const std::optional<Type> to =
+        t.kind == ScheduleArgKind::Name ? parse_type_name(t.name) : std::nullopt;
+    const bool known = to && (*to == Float16() || (to->is_int() && to->bits() <= 16));
+    if (!known) {
+      error(t.loc,
+            "store_as takes the storage type: store_as(f16) (IEEE binary16) for an f32 func, "
+            "store_as(i8), (u8), (i16) or (u16) for a narrower integer one");
     }
     if (f_.name == p_.output.func) {
       error(d.loc, q(f_.name) + " is the output, whose type is what the pipeline returns; " +
                        "store_as lowers the precision of the funcs before it");
     }
-    if (f_.type != Float32()) {
-      error(d.loc,
-            "store_as(f16) stores an f32 func as f16; " + q(f_.name) + " is " + to_string(f_.type));
+    if (*to == Float16()) {
+      if (f_.type != Float32()) {
+        error(d.loc, "store_as(f16) stores an f32 func as f16; " + q(f_.name) + " is " +
+                         to_string(f_.type));
+      }
+      return ScalarType::Float16;
     }
-    return ScalarType::Float16;
+    const std::string directive = "store_as(" + to_string(*to) + ")";
+    if (!f_.type.is_int() || f_.type.bits() <= to->bits()) {
+      error(d.loc, directive + " narrows an integer func wider than " + to_string(*to) + "; " +
+                       q(f_.name) + " is " + to_string(f_.type));
+    }
+    // Narrowing must not change a value: the values the definition can compute, whatever
+    // the inputs, params and coordinates, must all be values of the narrower type.
+    const bounds::Interval v = definition_values();
+    if (v.is_empty() || (v.min >= to->min_value() && v.max <= to->max_value())) return to->code;
+    auto end = [](double e) {
+      return std::isinf(e) ? std::string(e < 0 ? "-inf" : "inf")
+                           : std::to_string(static_cast<int64_t>(e));
+    };
+    error(d.loc, directive + " needs every value of " + q(f_.name) + " in [" +
+                     end(to->min_value()) + ", " + end(to->max_value()) +
+                     "], but its definition is only known to lie in [" + end(v.min) + ", " +
+                     end(v.max) + "] (loads of inputs and funcs span their element types; " +
+                     "clamp the value, or store it in a wider type)");
+  }
+
+  /// Every value f_'s definition can compute: its coordinates anything, each param any
+  /// value of its type (a run may override it), each input of any size, and each load
+  /// anything of its element type (bounds::interval_of).
+  bounds::Interval definition_values() const {
+    class AnyValue : public bounds::IntervalConstants {
+     public:
+      bounds::Interval param(const std::string&, Type t) const override {
+        return bounds::Interval::of_type(t);
+      }
+      bounds::Interval input_extent(const std::string&, int) const override {
+        return bounds::Interval::range(0, 2147483647.0);
+      }
+      bounds::Interval free_variable(const std::string&) const override {
+        return bounds::Interval::everything();
+      }
+    } any;
+    bounds::IntervalScope scope;
+    for (const std::string& a : f_.args) scope.emplace_back(a, bounds::Interval::everything());
+    return bounds::interval_of(narrowed_reads(f_.value), scope, any);
+  }
+
+  /// e with each read of a func this schedule narrows (store_as of an integer type) read
+  /// at that type and widened, as the lowering will (storage_lowering.h): a chain of
+  /// narrowed stages proves itself stage by stage. Sound by induction over the funcs'
+  /// order, as they read one another without cycles (a func reading itself has updates,
+  /// where store_as is refused); a narrowing that is itself refused refuses the schedule.
+  Expr narrowed_reads(const Expr& e) const {
+    class Narrowed : public IRMutator {
+     public:
+      explicit Narrowed(const Schedule& s) : s_(s) {}
+      using IRMutator::visit;
+      Expr visit(const Call* op) override {
+        Expr c = IRMutator::visit(op);
+        if (op->call_type != CallType::Func) return c;
+        const StageSchedule* st = pure_stage(s_, op->name);
+        if (!st) return c;
+        for (const Directive& d : st->directives) {
+          if (d.name != "store_as" || d.args.empty()) continue;
+          std::optional<Type> t = parse_type_name(d.args[0].name);
+          if (!t || !t->is_int() || !op->type.is_int()) continue;
+          const Call* read = c.as<Call>();
+          return Cast::make(op->type, Call::make(*t, read->name, read->args, read->call_type));
+        }
+        return c;
+      }
+
+     private:
+      const Schedule& s_;
+    } narrowed(schedule_);
+    return narrowed.mutate(e);
   }
 
   int64_t channels(const Directive& d, std::string& from) const {
@@ -530,6 +612,7 @@ class ApproximationReader {
   const Pipeline& p_;
   const Func& f_;
   const SourceText& source_;
+  const Schedule& schedule_;
   std::set<std::string> reduction_vars_;
 };
 
@@ -562,11 +645,11 @@ FuncApproximation func_approximation(const Schedule& s, const Pipeline& p, const
   if (!fs) return {};
   FuncApproximation a;
   const StageSchedule* st = pure_stage(s, f.name);
-  if (st) a = ApproximationReader(p, f, source).read(*st);
+  if (st) a = ApproximationReader(p, f, source, s).read(*st);
   for (const auto& [stage, ust] : fs->stages) {
     if (stage == 0 || static_cast<size_t>(stage) > f.updates.size()) continue;
     std::vector<ReductionPerforation> r =
-        ApproximationReader(p, f, source).read_update(ust, static_cast<size_t>(stage - 1));
+        ApproximationReader(p, f, source, s).read_update(ust, static_cast<size_t>(stage - 1));
     if (!r.empty()) a.update_reductions[stage - 1] = std::move(r);
   }
   return a;

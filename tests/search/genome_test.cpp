@@ -204,26 +204,82 @@ TEST(Genome, EncodeFindsTheHandSchedulesChoices) {
   EXPECT_NE(d.text.find("tile(x, y, xo, yo, xi, yi, 256, 135)"), std::string::npos) << d.text;
 }
 
-TEST(Genome, DecodedExactSchedulesComputeTheReferenceOutput) {
-  Pipeline p = load_pipeline_file(source_path("datasets/pipelines/two_pass_blur.stp"));
-  Buffer photo = read_image(source_path("datasets/fixtures/natural-high-64x48.png"));
+// A benchmark pipeline on a fixture photo, and the evaluator's output for it.
+struct ReferenceRun {
+  Pipeline p;
   InputImages inputs;
-  inputs["in"] = photo_to_input(photo, p.inputs[0], "fixture");
-  Buffer reference = evaluate_pipeline(p, inputs, {});
-  std::vector<int64_t> extents = output_extents(p, inputs, {});
-  SearchSpaceOptions o;
-  o.allow_perforation = false;
-  SearchSpace space(p, o);
-  std::mt19937_64 rng(11);
-  auto jit = codegen::JitCompiler::create();
-  for (int i = 0; i < 8; ++i) {
-    Decoded d = space.decode(space.random_genome(rng));
+  Buffer reference;
+  std::vector<int64_t> extents;
+
+  ReferenceRun(const std::string& pipeline, const std::string& photo)
+      : p(load_pipeline_file(source_path("datasets/pipelines/" + pipeline))) {
+    inputs["in"] =
+        photo_to_input(read_image(source_path("datasets/fixtures/" + photo)), p.inputs[0], photo);
+    reference = evaluate_pipeline(p, inputs, {});
+    extents = output_extents(p, inputs, {});
+  }
+  /// Compiles d's schedule and expects the reference's bytes.
+  void expect_reference(codegen::JitCompiler& jit, const Decoded& d) const {
     LoweredFunction f = lower(p, d.schedule);
-    auto fn = jit->compile(f);
-    Buffer out = run_lowered(*fn, f, p, inputs, {}, extents);
+    Buffer out = run_lowered(*jit.compile(f), f, p, inputs, {}, extents);
     ASSERT_EQ(out.size_in_bytes(), reference.size_in_bytes());
     EXPECT_EQ(std::memcmp(out.data(), reference.data(), out.size_in_bytes()), 0) << d.text;
   }
+};
+
+TEST(Genome, DecodedExactSchedulesComputeTheReferenceOutput) {
+  ReferenceRun run("two_pass_blur.stp", "natural-high-64x48.png");
+  SearchSpaceOptions o;
+  o.allow_perforation = false;
+  SearchSpace space(run.p, o);
+  std::mt19937_64 rng(11);
+  auto jit = codegen::JitCompiler::create();
+  for (int i = 0; i < 8; ++i) run.expect_reference(*jit, space.decode(space.random_genome(rng)));
+}
+
+// The narrow gene (issue #28, integer narrowing): camera_pipe's raw mosaic, its denoised
+// copy, the deinterleaved channels, their copies and the greens interpolated at red and
+// blue sites are proved to fit in u16 as a chain (each proof rests on its producers'
+// narrowing) and are stored so; the reds and blues interpolated with a green correction
+// are not provable (a difference added can leave [0, 65535]). Narrowing is exact, so an
+// exact space draws it, and every decoded genome with it computes the reference output
+// bit for bit; encode reads it back.
+TEST(Genome, NarrowedStorageIsProvedAsAChainAndIsExact) {
+  ReferenceRun run("camera_pipe.stp", "bayer-rggb-64x48.png");
+  SearchSpaceOptions o;
+  o.allow_perforation = false;
+  SearchSpace space(run.p, o);
+
+  Genome all = space.exact_genome();
+  for (StageGene& s : all.stages) s.fusion.narrow = true;
+  Decoded d = space.decode(all);
+  std::set<std::string> narrowed;
+  for (const StageGene& s : d.genome.stages) {
+    if (s.fusion.narrow) narrowed.insert(s.func);
+  }
+  const std::set<std::string> provable = {"raw", "denoised", "deinterleaved", "g_gr", "r_r",
+                                          "b_b", "g_gb",     "g_r",           "g_b",  "green"};
+  EXPECT_EQ(narrowed, provable) << d.text;
+  const std::string text = "\n" + d.text;
+  for (const std::string& name : provable) {
+    const size_t at = text.find("\n" + name + ".");
+    ASSERT_NE(at, std::string::npos) << name;
+    const std::string line = text.substr(at + 1, text.find('\n', at + 1) - at - 1);
+    EXPECT_NE(line.find(".store_as(u16)"), std::string::npos) << line;
+  }
+  EXPECT_EQ(space.encode(d.schedule), d.genome);
+
+  auto jit = codegen::JitCompiler::create();
+  std::mt19937_64 rng(28);
+  std::vector<Genome> genomes = {d.genome};
+  for (int i = 0; i < 5; ++i) genomes.push_back(space.random_genome(rng));
+  int with_narrowing = 0;
+  for (const Genome& g : genomes) {
+    Decoded dg = space.decode(g);
+    with_narrowing += dg.text.find("store_as(u16)") != std::string::npos;
+    run.expect_reference(*jit, dg);
+  }
+  EXPECT_GE(with_narrowing, 3);
 }
 
 }  // namespace

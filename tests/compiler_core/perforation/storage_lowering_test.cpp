@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -175,6 +176,141 @@ output out
              {"h.compute_root()\nh.store_as(f16)", "2:3",
               "store_as applies to funcs without update definitions; 'h' has 1"},
          });
+}
+
+// Integer narrowing (store_as(u16), ...): accepted where the checker proves every value
+// fits, refused with the range it could prove otherwise; a chain proves itself stage by
+// stage (denoised reads raw's u16 values once raw is narrowed).
+TEST(StorageLowering, IntegersNarrowOnlyWhereTheValuesProvablyFit) {
+  Pipeline p = compile_pipeline(R"(pipeline narrow
+input in : u16[x, y]
+param gain : u8 = 3
+func raw(x, y) = i32(in(x, y))
+func denoised(x, y) = clamp(raw(x, y), 0, max(raw(x - 1, y), raw(x + 1, y)))
+func diff(x, y) = raw(x, y) - raw(x + 1, y)
+func small(x, y) = clamp(raw(x, y) * 3 - 7, -100, 100)
+func scaled(x, y) = small(x, y) * i32(gain)
+func f(x, y) = f32(raw(x, y))
+func out(x, y) = f(x, y) + f32(denoised(x, y) + diff(x, y) + scaled(x, y))
+output out
+)",
+                                "narrow.stp");
+  // small's readers see an i8, so scaled = small * gain lies in [-128 * 255, 127 * 255].
+  for (const char* ok : {"raw.store_as(u16)", "raw.store_as(u16)\ndenoised.store_as(u16)",
+                         "small.store_as(i8)", "small.store_as(i8)\nscaled.store_as(i16)"}) {
+    EXPECT_NO_THROW(compile_schedule(ok, "ok.sched", p)) << ok;
+  }
+  expect_refused(
+      p,
+      {
+          {"raw.store_as(i16)", "1:5",
+           "store_as(i16) needs every value of 'raw' in [-32768, 32767], but its definition "
+           "is only known to lie in [0, 65535]"},
+          {"raw.store_as(u8)", "1:5",
+           "in [0, 255], but its definition is only known to lie "
+           "in [0, 65535]"},
+          // raw still i32: its loads span i32, and so may the clamp's upper bound.
+          {"denoised.store_as(u16)", "1:10", "only known to lie in [-2147483648, 2147483647]"},
+          {"raw.store_as(u16)\ndiff.store_as(i16)", "2:6", "only known to lie in [-65535, 65535]"},
+          {"small.store_as(i8)\nscaled.store_as(u8)", "2:8",
+           "only known to lie in [-32640, 32385]"},
+          {"f.store_as(u16)", "1:3",
+           "store_as(u16) narrows an integer func wider than u16; 'f' is f32"},
+          {"raw.store_as(u16)\nraw.store_as(u16)", "2:5", "the storage of 'raw' is set twice"},
+          {"raw.store_as(u32)", "1:14", "store_as takes the storage type"},
+      });
+}
+
+// The checker's proof holds on values: random integer definitions over a u8 or i16 input
+// and a u8 param; for each narrowing it accepts, the definition's values, computed exact
+// (i32, not narrowed) on inputs and params at their types' extremes and at random, all
+// lie in the narrow type's range, and the narrowed variant, compiled under a schedule
+// that stores the func at root and vectorises, equals the exact output bit for bit.
+TEST(StorageLowering, AcceptedNarrowingsNeverChangeAValueProperty) {
+  std::mt19937 rng(2811);
+  auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+  std::function<std::string(int)> expr = [&](int depth) -> std::string {
+    if (depth == 0 || pick(4) == 0) {
+      switch (pick(3)) {
+        case 0: return "i32(in(x + " + std::to_string(pick(3) - 1) + ", y))";
+        case 1: return std::to_string(pick(601) - 300);
+        default: return "i32(k)";
+      }
+    }
+    const std::string a = expr(depth - 1), b = expr(depth - 1);
+    switch (pick(9)) {
+      case 0: return "(" + a + " + " + b + ")";
+      case 1: return "(" + a + " - " + b + ")";
+      case 2: return "(" + a + " * " + b + ")";
+      case 3: return "(" + a + " / " + std::to_string(pick(7) + 2) + ")";
+      case 4: return "min(" + a + ", " + b + ")";
+      case 5: return "max(" + a + ", " + b + ")";
+      case 6:
+        return "clamp(" + a + ", " + std::to_string(-pick(300)) + ", " + std::to_string(pick(300)) +
+               ")";
+      case 7: return "abs(" + a + ")";
+      default: return "select(" + a + " < " + b + ", " + a + ", " + b + ")";
+    }
+  };
+  const std::vector<std::pair<const char*, Type>> narrow = {
+      {"i8", Int8()}, {"u8", UInt8()}, {"i16", Int16()}, {"u16", UInt16()}};
+  auto jit = codegen::JitCompiler::create();
+  int accepted = 0, refused = 0;
+  for (int trial = 0; trial < 60; ++trial) {
+    const bool u8_input = trial % 2 == 0;
+    const Type in_type = u8_input ? UInt8() : Int16();
+    const std::string g = expr(3);
+    const std::string src = std::string("pipeline p\ninput in : ") + (u8_input ? "u8" : "i16") +
+                            "[x, y]\nparam k : u8 = 7\nfunc g(x, y) = " + g +
+                            "\nfunc out(x, y) = g(x, y)\noutput out\n";
+    SCOPED_TRACE(src);
+    Pipeline p = compile_pipeline(src, "p.stp");
+    // Inputs: the type's extremes, alternating, and random values.
+    const int64_t w = 19, h = 3;
+    std::vector<Buffer> inputs;
+    for (int kind = 0; kind < 4; ++kind) {
+      Buffer in(in_type.code, {w, h});
+      for (int64_t i = 0; i < in.element_count(); ++i) {
+        const double lo = in_type.min_value(), hi = in_type.max_value();
+        const double v = kind == 0   ? lo
+                         : kind == 1 ? hi
+                         : kind == 2
+                             ? ((i / 2 + i / w) % 2 ? hi : lo)
+                             : std::floor(std::uniform_real_distribution<double>(lo, hi + 1)(rng));
+        in.set_flat(i, std::min(v, hi));
+      }
+      inputs.push_back(std::move(in));
+    }
+    for (const auto& [name, t] : narrow) {
+      const std::string text = std::string("g.store_as(") + name + ")";
+      try {
+        compile_schedule(text, "n.sched", p);
+      } catch (const CompileError&) {
+        ++refused;
+        continue;
+      }
+      ++accepted;
+      Schedule s = compile_schedule(text + ".compute_root().vectorize(x, 8)\nout.vectorize(x, 8)",
+                                    "n.sched", p);
+      LoweredFunction f = lower(p, s);
+      auto fn = jit->compile(f);
+      for (const Buffer& in : inputs) {
+        for (double k : {0.0, 255.0, 7.0}) {
+          Buffer exact = evaluate_pipeline(p, {{"in", in}}, {{"k", k}});
+          for (int64_t i = 0; i < exact.element_count(); ++i) {
+            const double v = exact.get_flat(i);
+            ASSERT_TRUE(v >= t.min_value() && v <= t.max_value())
+                << name << " accepted, but g = " << v << " at " << i << " (k = " << k << ")";
+          }
+          Buffer compiled = run_lowered(*fn, f, p, {{"in", in}}, {{"k", k}}, {w, h});
+          ASSERT_EQ(std::memcmp(exact.data(), compiled.data(), exact.size_in_bytes()), 0) << name;
+        }
+      }
+    }
+  }
+  // Teeth: both answers occur (a checker that refused everything would pass the loop).
+  EXPECT_GT(accepted, 10);
+  EXPECT_GT(refused, 10);
 }
 
 #if defined(__x86_64__)
