@@ -670,8 +670,9 @@ Genome SearchSpace::encode(const Schedule& s) const {
     } else if (a.storage == ScalarType::Float16) {
       pg.kind = PerforationKind::StoreF16;
     }
-    // An integer storage is the narrow gene when it is the type the space narrows to.
-    fg.narrow = a.storage && info.narrow_type && *a.storage == info.narrow_type->code;
+    // Any integer storage is the narrow gene, which decodes to the narrowest type the
+    // space proves (a seed's store_as(u16) of a func that fits in u8 comes back as u8).
+    fg.narrow = a.storage && *a.storage != ScalarType::Float16 && info.narrow_type;
     g.stages.push_back(gene);
   }
   return g;

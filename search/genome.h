@@ -65,7 +65,7 @@ struct FusionGene {
   bool parallel = false;         // the outermost y loop (yo when tiled)
   bool channels_inside = false;  // with tiling, the third dimension's loop inside the tiles
   /// Stored in the narrowest integer type the checker proves holds every value
-  /// (store_as(u16), ...; SearchSpace::narrow_type): exact, fewer bytes to move.
+  /// (store_as(u16), ...; the space's FuncInfo::narrow_type): exact, fewer bytes to move.
   bool narrow = false;
   bool operator==(const FusionGene&) const = default;
 };

@@ -484,7 +484,11 @@ llvm::Value* CodeGen::load_lanes(const BufferInfo& buf, const std::vector<llvm::
     return b_.CreateAlignedLoad(vt, p, align);
   }
   if (llvm::Value* w = window_load(buf, coords)) return w;
-  if (const int64_t s = row_stride(buf, coords); s > 1) {
+  // Under a mask, only for 32- and 64-bit elements: x86 before AVX-512BW has no masked
+  // load of bytes or halves, and LLVM would load such a row element by element behind a
+  // branch each (the word gather below is cheaper).
+  if (const int64_t s = row_stride(buf, coords);
+      s > 1 && (!mask_ || bytes_of(buf.type) >= kGatherWordBytes)) {
     return strided_row(et, lane0_pointer(buf, coords), s, align, mask_);
   }
   if (llvm::Value* looked_up = byte_table_lookup(buf, coords)) return looked_up;

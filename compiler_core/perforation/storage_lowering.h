@@ -12,8 +12,8 @@
 //
 // Everything after it (the evaluator, lowering, every back end) sees an ordinary f16
 // func, so the variant computes the same bits everywhere, and the evaluator run on the
-// rewritten pipeline is its reference. The schedule checker accepts store_as only on an
-// f32 func without update definitions that is not the output, and not together with a
+// rewritten pipeline is its reference. The schedule checker accepts store_as(f16) only on
+// an f32 func without update definitions that is not the output, and not together with a
 // perforation or channels of the same func (approximation.h).
 //
 // Integer narrowing is the same rewrite: `raw.store_as(u16)` makes an i32 func a u16 one
@@ -21,6 +21,7 @@
 // only where bounds::interval_of proves every value the definition can compute, for any
 // input, param and coordinate, to be a value of the narrower type, so the casts never
 // change a value and the variant is exact: half the bytes of the func's buffer for free.
+// Not together with perforated reductions of the same func, which the proof does not cover.
 #pragma once
 
 #include <map>

@@ -133,6 +133,17 @@ class ApproximationReader {
                                " on one func (" + q(f_.name) + ") are not supported; store a " +
                                "func that reads it, or one it reads, as f16 instead");
     }
+    const bool perforated_sums =
+        !a.reductions.empty() || std::any_of(a.loops.begin(), a.loops.end(),
+                                             [](const LoopPerforation& l) { return l.reduction; });
+    if (a.storage && *a.storage != ScalarType::Float16 && perforated_sums) {
+      // The proof that the values fit is over the exact definition; a perforated sum
+      // rescales its terms (and runs an empty domain once), which it does not cover.
+      error(a.storage_loc, "store_as(" + to_string(Type(*a.storage)) +
+                               ") and perforated reductions on one func (" + q(f_.name) +
+                               ") are not supported: the proof that its values fit is over "
+                               "its exact definition");
+    }
     for (const LoopPerforation& l : a.loops) {
       if (!l.reduction && a.perforation) {
         error(l.loc,
@@ -661,6 +672,23 @@ bool has_approximation(const Schedule& s) {
       for (const Directive& d : st.directives) {
         const DirectiveSpec* spec = find_directive_spec(d.name);
         if (spec && spec->scope == DirectiveScope::Approximation) return true;
+      }
+    }
+  }
+  return false;
+}
+
+bool approximates(const Schedule& s) {
+  for (const auto& [name, fs] : s.funcs) {
+    for (const auto& [stage, st] : fs.stages) {
+      for (const Directive& d : st.directives) {
+        const DirectiveSpec* spec = find_directive_spec(d.name);
+        if (!spec || spec->scope != DirectiveScope::Approximation) continue;
+        if (d.name == "store_as" && !d.args.empty()) {
+          const std::optional<Type> t = parse_type_name(d.args[0].name);
+          if (t && t->is_int()) continue;
+        }
+        return true;
       }
     }
   }

@@ -117,6 +117,12 @@ struct FuncApproximation {
     return !perforation && reductions.empty() && !channels && loops.empty() && !storage &&
            update_reductions.empty();
   }
+  /// Whether the func's values may differ from its definition's: anything but an integer
+  /// narrowing, which the checker accepts only where no value changes.
+  bool changes_values() const {
+    return perforation || !reductions.empty() || channels || !loops.empty() ||
+           !update_reductions.empty() || (storage && *storage == ScalarType::Float16);
+  }
   /// Whether the func's computed points are stored apart from what its readers see (a
   /// perforated func, or one whose pure loops are perforated): then it is realised, at
   /// root unless the schedule says otherwise.
@@ -140,8 +146,14 @@ const InputDecl* channel_source(const Pipeline& p, const Func& f);
 /// dimensions, or nullptr.
 const InputDecl* importance_source(const Pipeline& p);
 
-/// Whether any func of s has an approximation directive (without checking them).
+/// Whether any func of s has an approximation directive (without checking them): the
+/// schedule needs the perforation rewrite (integer narrowing included).
 bool has_approximation(const Schedule& s);
+
+/// Whether s may compute other values than the exact pipeline: an approximation directive
+/// other than store_as of an integer type, whose values the checker proves unchanged
+/// (without checking them). Exact variants are compared bit for bit.
+bool approximates(const Schedule& s);
 
 /// Whether stage 0 of f under s has a perforate directive, or a loop_perforate of one of
 /// f's pure variables (without checking them): such a func is realised by default.

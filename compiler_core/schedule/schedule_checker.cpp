@@ -193,7 +193,7 @@ class ScheduleChecker {
     }
     if (!a.channels_from.empty()) {
       const Func* from = p_.find_func(a.channels_from);
-      if (from && !func_approximation(s_, p_, *from, source_).empty()) {
+      if (from && func_approximation(s_, p_, *from, source_).changes_values()) {
         error(a.channels_loc, q(f.name) + " takes channels from " + q(a.channels_from) +
                                   ", which is approximated itself; take them from an exact "
                                   "func");
@@ -203,7 +203,7 @@ class ScheduleChecker {
     const Perforation& pf = *a.perforation;
     if (!pf.importance_map.empty()) {
       const Func* map = p_.find_func(pf.importance_map);
-      if (map && !func_approximation(s_, p_, *map, source_).empty()) {
+      if (map && func_approximation(s_, p_, *map, source_).changes_values()) {
         error(pf.loc, q(f.name) + "'s importance map " + q(pf.importance_map) +
                           " is approximated itself; use an exact func");
       }

@@ -55,7 +55,7 @@ std::vector<storage::NightVariantRecord> night_variants(storage::Database& db,
     v.label = label;
     v.schedule = schedule;
     try {
-      v.exact = !has_approximation(compile_schedule(schedule, label, pipeline));
+      v.exact = !approximates(compile_schedule(schedule, label, pipeline));
     } catch (const UserError&) {
       // A stored schedule tonight's Stipple refuses: the measurement records it as a
       // compile error, the variant's failure (a regression of the shipped one).

@@ -190,14 +190,16 @@ func denoised(x, y) = clamp(raw(x, y), 0, max(raw(x - 1, y), raw(x + 1, y)))
 func diff(x, y) = raw(x, y) - raw(x + 1, y)
 func small(x, y) = clamp(raw(x, y) * 3 - 7, -100, 100)
 func scaled(x, y) = small(x, y) * i32(gain)
+func pair(x, y) = sum(i in 0..1 : small(x + i, y))
 func f(x, y) = f32(raw(x, y))
-func out(x, y) = f(x, y) + f32(denoised(x, y) + diff(x, y) + scaled(x, y))
+func out(x, y) = f(x, y) + f32(denoised(x, y) + diff(x, y) + scaled(x, y) + pair(x, y))
 output out
 )",
                                 "narrow.stp");
   // small's readers see an i8, so scaled = small * gain lies in [-128 * 255, 127 * 255].
-  for (const char* ok : {"raw.store_as(u16)", "raw.store_as(u16)\ndenoised.store_as(u16)",
-                         "small.store_as(i8)", "small.store_as(i8)\nscaled.store_as(i16)"}) {
+  for (const char* ok :
+       {"raw.store_as(u16)", "raw.store_as(u16)\ndenoised.store_as(u16)", "small.store_as(i8)",
+        "small.store_as(i8)\nscaled.store_as(i16)", "small.store_as(i8)\npair.store_as(i16)"}) {
     EXPECT_NO_THROW(compile_schedule(ok, "ok.sched", p)) << ok;
   }
   expect_refused(
@@ -214,6 +216,9 @@ output out
           {"raw.store_as(u16)\ndiff.store_as(i16)", "2:6", "only known to lie in [-65535, 65535]"},
           {"small.store_as(i8)\nscaled.store_as(u8)", "2:8",
            "only known to lie in [-32640, 32385]"},
+          // The proof covers the exact sum, not one whose terms are rescaled.
+          {"small.store_as(i8)\npair.store_as(i16).perforate_reduction(i, grid(2))", "2:6",
+           "store_as(i16) and perforated reductions on one func ('pair') are not supported"},
           {"f.store_as(u16)", "1:3",
            "store_as(u16) narrows an integer func wider than u16; 'f' is f32"},
           {"raw.store_as(u16)\nraw.store_as(u16)", "2:5", "the storage of 'raw' is set twice"},
