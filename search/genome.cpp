@@ -304,7 +304,9 @@ void SearchSpace::mutate(Genome& g, std::mt19937_64& rng) const {
   const FuncInfo& info = funcs_[i];
   if (!options_.allow_perforation || chance(rng, 0.5)) {
     FusionGene& f = s.fusion;
-    switch (std::uniform_int_distribution<int>(0, 9)(rng)) {
+    // A tenth case, the narrow flag, only for funcs that can be narrowed: the others draw
+    // from the nine cases they always had, so their searches are what they were.
+    switch (std::uniform_int_distribution<int>(0, info.narrow_type ? 9 : 8)(rng)) {
       case 0: {
         FusionGene fresh = f;
         randomize_fusion_gene(info, fresh, rng);
@@ -318,12 +320,7 @@ void SearchSpace::mutate(Genome& g, std::mt19937_64& rng) const {
       case 5: f.vector_width = step_in(vector_widths_, f.vector_width, chance(rng, 0.5)); break;
       case 6: f.parallel = !f.parallel; break;
       case 7: f.channels_inside = !f.channels_inside; break;
-      case 8:
-        if (info.narrow_type) {
-          f.narrow = !f.narrow;
-          break;
-        }
-        [[fallthrough]];
+      case 9: f.narrow = !f.narrow; break;
       default: randomize_fusion_gene(info, f, rng); break;
     }
     return;
