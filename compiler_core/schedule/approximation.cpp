@@ -56,6 +56,15 @@ std::string q(const std::string& s) { return "'" + s + "'"; }
 
 const StageSchedule* pure_stage(const Schedule& s, const std::string& func);
 
+/// The integer type of a store_as(i8 | u8 | i16 | u16) directive, unchecked; nullopt for
+/// any other directive (store_as(f16) included).
+std::optional<Type> integer_storage(const Directive& d) {
+  if (d.name != "store_as" || d.args.empty()) return std::nullopt;
+  std::optional<Type> t = parse_type_name(d.args[0].name);
+  if (!t || !t->is_int()) return std::nullopt;
+  return t;
+}
+
 class ApproximationReader {
  public:
   ApproximationReader(const Pipeline& p, const Func& f, const SourceText& source,
@@ -497,9 +506,8 @@ class ApproximationReader {
         const StageSchedule* st = pure_stage(s_, op->name);
         if (!st) return c;
         for (const Directive& d : st->directives) {
-          if (d.name != "store_as" || d.args.empty()) continue;
-          std::optional<Type> t = parse_type_name(d.args[0].name);
-          if (!t || !t->is_int() || !op->type.is_int()) continue;
+          std::optional<Type> t = integer_storage(d);
+          if (!t || !op->type.is_int()) continue;
           const Call* read = c.as<Call>();
           return Cast::make(op->type, Call::make(*t, read->name, read->args, read->call_type));
         }
@@ -683,12 +691,9 @@ bool approximates(const Schedule& s) {
     for (const auto& [stage, st] : fs.stages) {
       for (const Directive& d : st.directives) {
         const DirectiveSpec* spec = find_directive_spec(d.name);
-        if (!spec || spec->scope != DirectiveScope::Approximation) continue;
-        if (d.name == "store_as" && !d.args.empty()) {
-          const std::optional<Type> t = parse_type_name(d.args[0].name);
-          if (t && t->is_int()) continue;
+        if (spec && spec->scope == DirectiveScope::Approximation && !integer_storage(d)) {
+          return true;
         }
-        return true;
       }
     }
   }

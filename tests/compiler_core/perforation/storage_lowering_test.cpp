@@ -297,6 +297,10 @@ TEST(StorageLowering, AcceptedNarrowingsNeverChangeAValueProperty) {
       ++accepted;
       Schedule s = compile_schedule(text + ".compute_root().vectorize(x, 8)\nout.vectorize(x, 8)",
                                     "n.sched", p);
+      // The variant does store g narrowed (an ignored store_as would pass the rest).
+      const Pipeline rewritten = apply_perforation(p, s).pipeline;
+      ASSERT_NE(rewritten.find_func("g"), nullptr);
+      EXPECT_EQ(rewritten.find_func("g")->type, t) << name;
       LoweredFunction f = lower(p, s);
       auto fn = jit->compile(f);
       for (const Buffer& in : inputs) {
