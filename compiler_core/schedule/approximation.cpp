@@ -462,11 +462,12 @@ class ApproximationReader {
       return std::isinf(e) ? std::string(e < 0 ? "-inf" : "inf")
                            : std::to_string(static_cast<int64_t>(e));
     };
-    error(d.loc, directive + " needs every value of " + q(f_.name) + " in [" +
-                     end(to->min_value()) + ", " + end(to->max_value()) +
-                     "], but its definition is only known to lie in [" + end(v.min) + ", " +
-                     end(v.max) + "] (loads of inputs and funcs span their element types; " +
-                     "clamp the value, or store it in a wider type)");
+    error(d.loc,
+          directive + " needs every value of " + q(f_.name) + " in [" + end(to->min_value()) +
+              ", " + end(to->max_value()) + "], but its definition is only known to lie in [" +
+              end(v.min) + ", " + end(v.max) +
+              "] (loads of inputs and funcs span their element types: narrow the funcs it reads, " +
+              "clamp the value, or store it in a wider type)");
   }
 
   /// Every value f_'s definition can compute: its coordinates anything, each param any
